@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# bpfstash: a kernel store of JITed BPF programs for profilers.
+#
+#   make demo     the whole story in a QEMU guest (installs what is missing)
+#   make check    every test: host units, KUnit and the in-guest suites
+#   make bench    the benchmarks (bench kernel), report in build/bench/
+#
+# Everything that is built lives in build/ (ignored by git).  See README.md.
+
+TOP	:= $(abspath .)
+B	:= $(TOP)/build
+TREE	:= $(B)/linux
+JOBS	?= $(shell nproc)
+V	?= 0
+
+export BPFSTASH_TOP := $(TOP)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+.PHONY: all deps tree kernel kernel-debug kernel-bench bpftool tests \
+	check check-host check-guest demo bench clean distclean help
+
+all: kernel-debug bpftool tests
+
+help:
+	@sed -n '3,9p' Makefile | sed 's/^# \{0,1\}//'
+
+# One idempotent step installs every missing Debian package.
+deps:
+	$(Q)$(TOP)/scripts/deps.sh
+
+# Unpack the 6.12 tree, apply patches/, link the overlay.  Cheap when done.
+tree: deps
+	$(Q)$(TOP)/scripts/prepare-tree.sh
+
+kernel: kernel-debug
+
+kernel-debug: tree
+	$(Q)JOBS=$(JOBS) $(TOP)/scripts/build-kernel.sh debug
+
+kernel-bench: tree
+	$(Q)JOBS=$(JOBS) $(TOP)/scripts/build-kernel.sh bench
+
+# bpftool from the same tree, with its LLVM disassembler (Debian's has none).
+# No vmlinux BTF is needed: the skeleton-based features are off.
+BPFTOOL := $(B)/bpftool/bpftool
+bpftool: tree
+	$(Q)mkdir -p $(B)/bpftool
+	$(Q)echo "  BPFTOOL  $(BPFTOOL)"
+	$(Q)$(MAKE) -s -C $(TREE)/tools/bpf/bpftool OUTPUT=$(B)/bpftool/ \
+		feature-clang-bpf-co-re=0 -j$(JOBS) > $(B)/bpftool/build.log 2>&1 || \
+		{ tail -30 $(B)/bpftool/build.log; exit 1; }
+
+tests: deps
+	$(Q)$(MAKE) -s -C tests O=$(B)/tests
+
+check: deps kernel-debug bpftool tests
+	$(Q)$(TOP)/scripts/check.sh
+
+demo: deps kernel-debug bpftool tests
+	$(Q)$(TOP)/scripts/demo.sh
+
+clean:
+	$(Q)$(MAKE) -s -C tests O=$(B)/tests clean
+	$(Q)rm -rf $(B)/vm $(B)/check
+
+# Also forgets the prepared tree and both kernels (a cold rebuild follows).
+distclean:
+	$(Q)rm -rf $(B)

@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bpfstash: the filesystem, a read-only view of the store.
+ *
+ *   mount -t bpfstash none /sys/fs/bpfstash
+ *
+ * One global instance (the store is global), which only the initial user
+ * namespace's CAP_SYS_ADMIN can mount.  Mounting activates the store and
+ * unmounting drops every entry.  The root lists one directory per entry,
+ * named by its hash in hex, plus "stats".  Nothing can be created, renamed
+ * or changed; rmdir deletes an entry whose program is gone.
+ *
+ * Dentries and inodes are made on lookup and are reclaimable: the store,
+ * not the dcache, holds the entries, so an entry costs no inode until it
+ * is looked at, and loading a program never touches the VFS.
+ */
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/filter.h>
+#include <linux/fs.h>
+#include <linux/fs_context.h>
+#include <linux/fs_parser.h>
+#include <linux/init.h>
+#include <linux/kobject.h>
+#include <linux/magic.h>
+#include <linux/namei.h>
+#include <linux/security.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/statfs.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+
+#include "internal.h"
+
+#define BPFSTASH_DEFAULT_MODE	0700
+
+struct bpfstash_fs_info {
+	kuid_t uid;
+	kgid_t gid;
+	umode_t mode;
+	u64 max_bytes;
+	u32 max_entries;
+	unsigned int opts;	/* the options given, as BIT(Opt_*) */
+};
+
+enum {
+	Opt_uid,
+	Opt_gid,
+	Opt_mode,
+	Opt_size,
+	Opt_max_entries,
+};
+
+static const struct fs_parameter_spec bpfstash_param_specs[] = {
+	fsparam_uid	("uid",		Opt_uid),
+	fsparam_gid	("gid",		Opt_gid),
+	fsparam_u32oct	("mode",	Opt_mode),
+	fsparam_string	("size",	Opt_size),
+	fsparam_u32	("max_entries",	Opt_max_entries),
+	{}
+};
+
+static int bpfstash_parse_param(struct fs_context *fc, struct fs_parameter *param)
+{
+	struct bpfstash_fs_info *opts = fc->s_fs_info;
+	struct fs_parse_result result;
+	char *end;
+	int opt;
+
+	/* Unknown options are an error: a new filesystem has no tradition. */
+	opt = fs_parse(fc, bpfstash_param_specs, param, &result);
+	if (opt < 0)
+		return opt;
+
+	switch (opt) {
+	case Opt_uid:
+		opts->uid = result.uid;
+		break;
+	case Opt_gid:
+		opts->gid = result.gid;
+		break;
+	case Opt_mode:
+		if (result.uint_32 & ~S_IALLUGO)
+			return invalfc(fc, "mode=%o has bits beyond 07777", result.uint_32);
+		opts->mode = result.uint_32;
+		break;
+	case Opt_size:
+		opts->max_bytes = memparse(param->string, &end);
+		if (*end || end == param->string)
+			return invalfc(fc, "size=%s is not a size in bytes (K, M, G suffixes allowed)",
+				       param->string);
+		if (!opts->max_bytes)
+			return invalfc(fc, "size=0 would refuse every program");
+		break;
+	case Opt_max_entries:
+		if (!result.uint_32)
+			return invalfc(fc, "max_entries=0 would refuse every program");
+		opts->max_entries = result.uint_32;
+		break;
+	}
+	opts->opts |= BIT(opt);
+	return 0;
+}
+
+/* Set the root's owner and mode from the options (all, or those given). */
+static void bpfstash_apply_options(struct super_block *sb, bool remount)
+{
+	struct bpfstash_fs_info *fsi = sb->s_fs_info;
+	struct inode *root = d_inode(sb->s_root);
+
+	inode_lock(root);
+	if (!remount || fsi->opts & BIT(Opt_mode))
+		root->i_mode = S_IFDIR | fsi->mode;
+	if (!remount || fsi->opts & BIT(Opt_uid))
+		root->i_uid = fsi->uid;
+	if (!remount || fsi->opts & BIT(Opt_gid))
+		root->i_gid = fsi->gid;
+	inode_unlock(root);
+	bpfstash_store_set_limits(fsi->max_bytes, fsi->max_entries);
+}
+
+static int bpfstash_reconfigure(struct fs_context *fc)
+{
+	struct super_block *sb = fc->root->d_sb;
+	struct bpfstash_fs_info *cur = sb->s_fs_info;
+	struct bpfstash_fs_info *new = fc->s_fs_info;
+
+	/* Remount changes what is given, and only that (tracefs semantics). */
+	if (new->opts & BIT(Opt_uid))
+		cur->uid = new->uid;
+	if (new->opts & BIT(Opt_gid))
+		cur->gid = new->gid;
+	if (new->opts & BIT(Opt_mode))
+		cur->mode = new->mode;
+	if (new->opts & BIT(Opt_size))
+		cur->max_bytes = new->max_bytes;
+	if (new->opts & BIT(Opt_max_entries))
+		cur->max_entries = new->max_entries;
+	cur->opts = new->opts;
+	bpfstash_apply_options(sb, true);
+	return 0;
+}
+
+static int bpfstash_show_options(struct seq_file *m, struct dentry *root)
+{
+	struct bpfstash_fs_info *fsi = root->d_sb->s_fs_info;
+
+	if (!uid_eq(fsi->uid, GLOBAL_ROOT_UID))
+		seq_printf(m, ",uid=%u", from_kuid_munged(&init_user_ns, fsi->uid));
+	if (!gid_eq(fsi->gid, GLOBAL_ROOT_GID))
+		seq_printf(m, ",gid=%u", from_kgid_munged(&init_user_ns, fsi->gid));
+	if (fsi->mode != BPFSTASH_DEFAULT_MODE)
+		seq_printf(m, ",mode=%o", fsi->mode);
+	if (fsi->max_bytes != BPFSTASH_DEFAULT_MAX_BYTES)
+		seq_printf(m, ",size=%llu", fsi->max_bytes);
+	if (fsi->max_entries != BPFSTASH_DEFAULT_MAX_ENTRIES)
+		seq_printf(m, ",max_entries=%u", fsi->max_entries);
+	return 0;
+}
+
+static int bpfstash_statfs(struct dentry *dentry, struct kstatfs *buf)
+{
+	struct bpfstash_stats st;
+
+	/* Exact bytes: one "block" is one byte. */
+	bpfstash_store_get_stats(&st);
+	buf->f_type = BPFSTASH_MAGIC;
+	buf->f_bsize = 1;
+	buf->f_blocks = st.max_bytes;
+	buf->f_bfree = buf->f_bavail = st.max_bytes - min(st.bytes, st.max_bytes);
+	buf->f_files = st.max_entries;
+	buf->f_ffree = st.max_entries - min(st.entries, st.max_entries);
+	buf->f_namelen = BPFSTASH_HASH_SIZE * 2;
+	return 0;
+}
+
+static void bpfstash_evict_inode(struct inode *inode)
+{
+	struct bpfstash_entry *e = bpfstash_inode_entry(inode);
+
+	truncate_inode_pages_final(&inode->i_data);
+	clear_inode(inode);
+	if (e)
+		bpfstash_entry_put(e);
+}
+
+static const struct super_operations bpfstash_super_ops = {
+	.statfs		= bpfstash_statfs,
+	.evict_inode	= bpfstash_evict_inode,
+	.drop_inode	= generic_delete_inode,
+	.show_options	= bpfstash_show_options,
+};
+
+/*
+ * Listing the root and opening anything of an entry need what
+ * bpf_prog_get_info_by_fd() needs to show JITed images and addresses:
+ * names are as sensitive as addresses, since they hash the loaded bytes.
+ * Checked with the opener's credentials (f_cred), like /proc/kallsyms, so
+ * that a file descriptor passed to a privileged process gains nothing.
+ */
+int bpfstash_open_gate(struct file *file)
+{
+	if (!bpf_dump_raw_ok(file->f_cred))
+		return -EPERM;
+	return security_locked_down(LOCKDOWN_BPF_READ_KERNEL);
+}
+
+/* Nothing in the namespace can be changed, not even by root. */
+static int bpfstash_setattr(struct mnt_idmap *idmap, struct dentry *dentry,
+			    struct iattr *iattr)
+{
+	return -EPERM;
+}
+
+static int bpfstash_parse_name(const struct qstr *name, u8 *hash)
+{
+	/* Exactly 40 lowercase hex digits: one spelling per entry. */
+	if (name->len != BPFSTASH_HASH_SIZE * 2)
+		return -ENOENT;
+	for (unsigned int i = 0; i < name->len; i++)
+		if (!isdigit(name->name[i]) && !(name->name[i] >= 'a' && name->name[i] <= 'f'))
+			return -ENOENT;
+	if (hex2bin(hash, name->name, BPFSTASH_HASH_SIZE))
+		return -ENOENT;
+	return 0;
+}
+
+static struct inode *bpfstash_new_inode(struct super_block *sb, unsigned long ino,
+					umode_t mode)
+{
+	struct bpfstash_fs_info *fsi = sb->s_fs_info;
+	struct inode *inode = new_inode(sb);
+
+	if (!inode)
+		return NULL;
+	inode->i_ino = ino;
+	inode->i_mode = mode;
+	inode->i_uid = fsi->uid;
+	inode->i_gid = fsi->gid;
+	simple_inode_init_ts(inode);
+	return inode;
+}
+
+/* Files and directories of an entry are readable by the owner, and the group if given. */
+static umode_t bpfstash_entry_mode(struct super_block *sb, umode_t type)
+{
+	struct bpfstash_fs_info *fsi = sb->s_fs_info;
+	umode_t mode = type == S_IFDIR ? 0500 : 0400;
+
+	if (fsi->opts & BIT(Opt_gid) || !gid_eq(fsi->gid, GLOBAL_ROOT_GID))
+		mode |= mode >> 3;
+	return type | mode;
+}
+
+static void bpfstash_entry_times(struct inode *inode, const struct bpfstash_entry *e)
+{
+	u64 unload = READ_ONCE(e->meta.unload_time_real);
+
+	/* mtime: loaded; ctime: unloaded (or loaded); atime: last opened. */
+	inode_set_mtime_to_ts(inode, ns_to_timespec64(e->meta.load_time_real));
+	inode_set_ctime_to_ts(inode, ns_to_timespec64(unload ?: e->meta.load_time_real));
+	inode_set_atime_to_ts(inode, ns_to_timespec64(READ_ONCE(e->last_access)));
+}
+
+static int bpfstash_entry_getattr(struct mnt_idmap *idmap, const struct path *path,
+				  struct kstat *stat, u32 request_mask,
+				  unsigned int query_flags)
+{
+	struct inode *inode = d_inode(path->dentry);
+
+	/* The unload time and last access change under a cached inode. */
+	bpfstash_entry_times(inode, bpfstash_inode_entry(inode));
+	generic_fillattr(idmap, request_mask, inode, stat);
+	return 0;
+}
+
+static const struct inode_operations bpfstash_file_iops = {
+	.setattr	= bpfstash_setattr,
+	.getattr	= bpfstash_entry_getattr,
+};
+
+static struct dentry *bpfstash_entry_lookup_file(struct inode *dir, struct dentry *dentry,
+						 unsigned int flags)
+{
+	struct bpfstash_entry *e = bpfstash_inode_entry(dir);
+	struct inode *inode = NULL;
+	unsigned int i;
+
+	for (i = 0; i < bpfstash_nr_files; i++) {
+		const struct bpfstash_file *f = &bpfstash_files[i];
+
+		if (strlen(f->name) != dentry->d_name.len ||
+		    memcmp(f->name, dentry->d_name.name, dentry->d_name.len))
+			continue;
+		inode = bpfstash_new_inode(dir->i_sb, dir->i_ino + 1 + i,
+					   bpfstash_entry_mode(dir->i_sb, S_IFREG));
+		if (!inode)
+			return ERR_PTR(-ENOMEM);
+		bpfstash_entry_get(e);
+		inode->i_private = e;
+		inode->i_op = &bpfstash_file_iops;
+		inode->i_fop = f->fops;
+		inode->i_size = bpfstash_file_size(e, f);
+		bpfstash_entry_times(inode, e);
+		break;
+	}
+	return d_splice_alias(inode, dentry);
+}
+
+static int bpfstash_entry_iterate(struct file *file, struct dir_context *ctx)
+{
+	struct inode *dir = file_inode(file);
+	unsigned int i;
+
+	if (!dir_emit_dots(file, ctx))
+		return 0;
+	for (i = ctx->pos - 2; i < bpfstash_nr_files; i++) {
+		const struct bpfstash_file *f = &bpfstash_files[i];
+
+		if (!dir_emit(ctx, f->name, strlen(f->name), dir->i_ino + 1 + i, DT_REG))
+			return 0;
+		ctx->pos++;
+	}
+	return 0;
+}
+
+static int bpfstash_dir_open(struct file *file)
+{
+	if (file->f_mode & FMODE_WRITE)
+		return -EISDIR;
+	return bpfstash_open_gate(file);
+}
+
+static const struct file_operations bpfstash_entry_dir_fops = {
+	.open		= bpfstash_dir_open,
+	.read		= generic_read_dir,
+	.iterate_shared	= bpfstash_entry_iterate,
+	.llseek		= generic_file_llseek,
+};
+
+static const struct inode_operations bpfstash_entry_dir_iops = {
+	.lookup		= bpfstash_entry_lookup_file,
+	.setattr	= bpfstash_setattr,
+	.getattr	= bpfstash_entry_getattr,
+};
+
+static struct dentry *bpfstash_root_lookup(struct inode *dir, struct dentry *dentry,
+					   unsigned int flags)
+{
+	struct super_block *sb = dir->i_sb;
+	u8 hash[BPFSTASH_HASH_SIZE];
+	struct bpfstash_entry *e;
+	struct inode *inode;
+
+	if (dentry->d_name.len == 5 && !memcmp(dentry->d_name.name, "stats", 5)) {
+		inode = bpfstash_new_inode(sb, BPFSTASH_STATS_INO, S_IFREG | 0444);
+		if (!inode)
+			return ERR_PTR(-ENOMEM);
+		inode->i_op = &bpfstash_file_iops;
+		inode->i_fop = &bpfstash_stats_fops;
+		return d_splice_alias(inode, dentry);
+	}
+
+	if (bpfstash_parse_name(&dentry->d_name, hash))
+		return d_splice_alias(NULL, dentry);
+	e = bpfstash_entry_lookup(hash);
+	if (!e)
+		return d_splice_alias(NULL, dentry);
+
+	inode = bpfstash_new_inode(sb, BPFSTASH_ENTRY_INO(e->index),
+				   bpfstash_entry_mode(sb, S_IFDIR));
+	if (!inode) {
+		bpfstash_entry_put(e);
+		return ERR_PTR(-ENOMEM);
+	}
+	inode->i_private = e;		/* the lookup's reference */
+	inode->i_op = &bpfstash_entry_dir_iops;
+	inode->i_fop = &bpfstash_entry_dir_fops;
+	inode->i_size = e->meta.bytes;
+	set_nlink(inode, 2);
+	bpfstash_entry_times(inode, e);
+	return d_splice_alias(inode, dentry);
+}
+
+static int bpfstash_root_iterate(struct file *file, struct dir_context *ctx)
+{
+	char name[BPFSTASH_HASH_SIZE * 2 + 1];
+	struct bpfstash_entry *e;
+	unsigned long index;
+
+	if (!dir_emit_dots(file, ctx))
+		return 0;
+	if (ctx->pos == 2) {
+		if (!dir_emit(ctx, "stats", 5, BPFSTASH_STATS_INO, DT_REG))
+			return 0;
+		ctx->pos++;
+	}
+	/* Positions from 3 on are listing indexes, which deletion leaves stable. */
+	index = ctx->pos - 3;
+	while ((e = bpfstash_entry_next(&index))) {
+		u64 ino = BPFSTASH_ENTRY_INO(e->index);
+
+		bin2hex(name, e->meta.hash, BPFSTASH_HASH_SIZE);
+		bpfstash_entry_put(e);
+		ctx->pos = index + 3;
+		if (!dir_emit(ctx, name, BPFSTASH_HASH_SIZE * 2, ino, DT_DIR))
+			return 0;
+		ctx->pos++;
+		index++;
+		cond_resched();
+	}
+	return 0;
+}
+
+static int bpfstash_root_permission(struct mnt_idmap *idmap, struct inode *inode,
+				    int mask)
+{
+	int err = generic_permission(idmap, inode, mask);
+
+	if (err)
+		return err;
+	/* Listing and lookup reveal names: gate them like reading an entry. */
+	if ((mask & (MAY_READ | MAY_EXEC)) && !bpf_dump_raw_ok(current_cred()))
+		return -EPERM;
+	return 0;
+}
+
+static int bpfstash_root_rmdir(struct inode *dir, struct dentry *dentry)
+{
+	u8 hash[BPFSTASH_HASH_SIZE];
+	int err;
+
+	if (bpfstash_parse_name(&dentry->d_name, hash))
+		return -ENOTDIR;
+	err = bpfstash_entry_delete(hash);
+	if (err)
+		return err;
+	/* Open files keep the entry (and their inode) until closed. */
+	clear_nlink(d_inode(dentry));
+	inode_set_mtime_to_ts(dir, inode_set_ctime_current(dir));
+	return 0;
+}
+
+static const struct inode_operations bpfstash_root_iops = {
+	.lookup		= bpfstash_root_lookup,
+	.rmdir		= bpfstash_root_rmdir,
+	.permission	= bpfstash_root_permission,
+	.setattr	= bpfstash_setattr,
+};
+
+static const struct file_operations bpfstash_root_fops = {
+	.open		= bpfstash_dir_open,
+	.read		= generic_read_dir,
+	.iterate_shared	= bpfstash_root_iterate,
+	.llseek		= generic_file_llseek,
+};
+
+/*
+ * Entries appear without the VFS knowing: a cached negative dentry may be
+ * stale by the next lookup, so never trust one.
+ */
+static int bpfstash_d_revalidate(struct dentry *dentry, unsigned int flags)
+{
+	return d_really_is_positive(dentry);
+}
+
+static const struct dentry_operations bpfstash_dentry_ops = {
+	.d_revalidate	= bpfstash_d_revalidate,
+};
+
+static int bpfstash_fill_super(struct super_block *sb, struct fs_context *fc)
+{
+	struct bpfstash_fs_info *fsi = fc->s_fs_info;
+	struct inode *root;
+	int err;
+
+	sb->s_maxbytes = MAX_LFS_FILESIZE;
+	sb->s_blocksize = PAGE_SIZE;
+	sb->s_blocksize_bits = PAGE_SHIFT;
+	sb->s_magic = BPFSTASH_MAGIC;
+	sb->s_op = &bpfstash_super_ops;
+	sb->s_d_op = &bpfstash_dentry_ops;
+	sb->s_time_gran = 1;
+	/* Borrowed from @fc until the store is active; see bpfstash_kill_sb(). */
+	sb->s_fs_info = fsi;
+
+	err = -ENOMEM;
+	root = bpfstash_new_inode(sb, BPFSTASH_ROOT_INO, S_IFDIR | fsi->mode);
+	if (!root)
+		goto err;
+	root->i_op = &bpfstash_root_iops;
+	root->i_fop = &bpfstash_root_fops;
+	set_nlink(root, 2);
+	sb->s_root = d_make_root(root);
+	if (!sb->s_root)
+		goto err;
+
+	err = bpfstash_store_activate(fsi->max_bytes, fsi->max_entries);
+	if (err)
+		goto err;
+	fc->s_fs_info = NULL;
+	return 0;
+err:
+	sb->s_fs_info = NULL;
+	return err;
+}
+
+static int bpfstash_get_tree(struct fs_context *fc)
+{
+	int err;
+
+	err = security_locked_down(LOCKDOWN_BPF_READ_KERNEL);
+	if (err)
+		return err;
+	err = get_tree_single(fc, bpfstash_fill_super);
+	if (err)
+		return err;
+	/* A second mount of the one instance applies the options it was given. */
+	if (fc->s_fs_info)
+		return bpfstash_reconfigure(fc);
+	return 0;
+}
+
+static void bpfstash_free_fc(struct fs_context *fc)
+{
+	kfree(fc->s_fs_info);
+}
+
+static const struct fs_context_operations bpfstash_context_ops = {
+	.free		= bpfstash_free_fc,
+	.parse_param	= bpfstash_parse_param,
+	.get_tree	= bpfstash_get_tree,
+	.reconfigure	= bpfstash_reconfigure,
+};
+
+static int bpfstash_init_fs_context(struct fs_context *fc)
+{
+	struct bpfstash_fs_info *fsi;
+
+	fsi = kzalloc(sizeof(*fsi), GFP_KERNEL);
+	if (!fsi)
+		return -ENOMEM;
+	fsi->uid = GLOBAL_ROOT_UID;
+	fsi->gid = GLOBAL_ROOT_GID;
+	fsi->mode = BPFSTASH_DEFAULT_MODE;
+	fsi->max_bytes = BPFSTASH_DEFAULT_MAX_BYTES;
+	fsi->max_entries = BPFSTASH_DEFAULT_MAX_ENTRIES;
+	fc->s_fs_info = fsi;
+	fc->ops = &bpfstash_context_ops;
+	return 0;
+}
+
+static void bpfstash_kill_sb(struct super_block *sb)
+{
+	struct bpfstash_fs_info *fsi = sb->s_fs_info;
+
+	/*
+	 * Deactivate first: once kill_anon_super() has taken the superblock
+	 * off the list, a new mount may activate the store again.  Only a
+	 * superblock that activated the store owns @fsi.
+	 */
+	if (fsi)
+		bpfstash_store_deactivate();
+	kill_anon_super(sb);
+	kfree(fsi);
+}
+
+/* No FS_USERNS_MOUNT: the store shows every namespace's programs. */
+static struct file_system_type bpfstash_fs_type = {
+	.owner		= THIS_MODULE,
+	.name		= "bpfstash",
+	.init_fs_context = bpfstash_init_fs_context,
+	.parameters	= bpfstash_param_specs,
+	.kill_sb	= bpfstash_kill_sb,
+};
+
+static int __init bpfstash_fs_init(void)
+{
+	int err;
+
+	err = sysfs_create_mount_point(fs_kobj, "bpfstash");
+	if (err)
+		return err;
+	err = register_filesystem(&bpfstash_fs_type);
+	if (err)
+		sysfs_remove_mount_point(fs_kobj, "bpfstash");
+	return err;
+}
+fs_initcall(bpfstash_fs_init);

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef _BPFSTASH_INTERNAL_H
+#define _BPFSTASH_INTERNAL_H
+
+#include <linux/bpfstash.h>
+#include <linux/fs.h>
+
+/*
+ * Inode numbers: 1 is the root, 2 the stats file, and each entry owns a
+ * block of BPFSTASH_INO_STRIDE numbers from its listing index: the
+ * directory, then its files in bpfstash_files[] order.  Fixed numbers make
+ * `ls -i` and find(1) stable across dentry reclaim.
+ */
+#define BPFSTASH_ROOT_INO	1
+#define BPFSTASH_STATS_INO	2
+#define BPFSTASH_INO_STRIDE	16
+#define BPFSTASH_ENTRY_INO(index) (((u64)(index) + 1) * BPFSTASH_INO_STRIDE)
+
+/* The files of an entry directory. */
+struct bpfstash_file {
+	const char *name;
+	const struct file_operations *fops;
+	int blob;	/* enum bpfstash_blob_id, or -1 */
+};
+
+extern const struct bpfstash_file bpfstash_files[];
+extern const unsigned int bpfstash_nr_files;
+extern const struct file_operations bpfstash_stats_fops;
+
+/* The entry an inode of an entry directory shows (the inode holds a ref). */
+static inline struct bpfstash_entry *bpfstash_inode_entry(const struct inode *inode)
+{
+	return inode->i_private;
+}
+
+int bpfstash_open_gate(struct file *file);
+loff_t bpfstash_file_size(const struct bpfstash_entry *e, const struct bpfstash_file *f);
+
+#endif /* _BPFSTASH_INTERNAL_H */

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * bpfstash: the kernel store of JITed BPF programs for profilers.
+ *
+ * kernel/bpf/stash.c owns the entries (the store); fs/bpfstash/ shows them
+ * (the view), as pstore's filesystem shows pstore's records.  The rest of
+ * the kernel only calls the two hooks at the end of this file.  They are
+ * void on purpose: storing a program is best effort and can never change
+ * the result of the load it observes.
+ */
+#ifndef _LINUX_BPFSTASH_H
+#define _LINUX_BPFSTASH_H
+
+#include <linux/bpf.h>
+#include <linux/jump_label.h>
+#include <linux/refcount.h>
+#include <linux/rhashtable-types.h>
+#include <linux/workqueue.h>
+#include <uapi/linux/bpfstash.h>
+
+/* The blobs of an entry, in the order the content hash covers them. */
+enum bpfstash_blob_id {
+	BPFSTASH_BLOB_JITED,
+	BPFSTASH_BLOB_LINE_INFO,
+	BPFSTASH_BLOB_JITED_LINE_INFO,
+	BPFSTASH_BLOB_FUNC_INFO,
+	BPFSTASH_BLOB_BTF,
+	BPFSTASH_NR_BLOBS,
+};
+
+/**
+ * struct bpfstash_blob - immutable bytes, stored once per content
+ * @node: in the store's blob table, keyed by @digest
+ * @ref: one per entry using the blob
+ * @size: bytes in @data
+ * @listed: in the table (under the store's lock); a snapshot's new blobs
+ *	are not, until the snapshot is stored
+ * @digest: BLAKE2s-256 of @data
+ * @rcu: the blob is freed after a grace period; lookups are lockless
+ * @data: the bytes
+ */
+struct bpfstash_blob {
+	struct rhash_head node;
+	refcount_t ref;
+	u32 size;
+	bool listed;
+	u8 digest[BPFSTASH_DIGEST_SIZE];
+	struct rcu_head rcu;
+	u8 data[] __aligned(8);
+};
+
+/* bpfstash_entry::flags */
+enum {
+	BPFSTASH_ENTRY_LIVE,	/* the program is still loaded */
+	BPFSTASH_ENTRY_STORED,	/* in the store (not deleted) */
+};
+
+/**
+ * struct bpfstash_entry - what a profiler needs of one loaded program
+ * @node: in the store's entry table, keyed by @meta.hash
+ * @ref: the store's, the live program's, and one per inode showing it
+ * @index: position in listing order (load order)
+ * @flags: BPFSTASH_ENTRY_* bits
+ * @last_access: ns since the epoch when a file of the entry was last opened
+ * @meta: content (immutable) and state; unload times are written once
+ * @funcs_size: bytes at @funcs
+ * @funcs: struct bpfstash_func[meta.content.nr_funcs], then the names
+ * @blobs: the blobs, NULL when empty
+ * @free_work: frees the entry after a grace period, in process context
+ */
+struct bpfstash_entry {
+	struct rhash_head node;
+	refcount_t ref;
+	u32 index;
+	unsigned long flags;
+	u64 last_access;
+	struct bpfstash_meta meta;
+	u32 funcs_size;
+	void *funcs;
+	struct bpfstash_blob *blobs[BPFSTASH_NR_BLOBS];
+	struct rcu_work free_work;
+};
+
+/* Limits and counters, as the "stats" file shows them. */
+struct bpfstash_stats {
+	u64 bytes;		/* held by stored entries and their blobs */
+	u64 max_bytes;		/* size= */
+	u64 peak_bytes;		/* high-water mark of @bytes since mount */
+	u32 entries;		/* stored entries */
+	u32 max_entries;	/* max_entries= */
+	u32 live_entries;	/* entries whose program is loaded */
+	u32 blobs;		/* distinct blobs */
+	u64 considered;		/* programs seen: stored + refused_* */
+	u64 stored;
+	u64 preexisting;	/* of @stored, loaded before the mount */
+	u64 refused_full;
+	u64 refused_nomem;
+	u64 skipped_hardened;	/* bpf_jit_harden hides them from kallsyms */
+	u64 skipped_unlisted;	/* no kallsyms entry: no CAP_BPF, not JITed */
+	u64 deleted;		/* entries removed with rmdir */
+	u64 blob_dedup;		/* blobs found already stored */
+	u64 btf_hash_cached;	/* BTF objects not hashed again */
+	u64 hashed_bytes;	/* bytes hashed on the load path */
+};
+
+/* Defaults for size= and max_entries=. */
+#define BPFSTASH_DEFAULT_MAX_BYTES	(64ULL << 20)
+#define BPFSTASH_DEFAULT_MAX_ENTRIES	65536U
+
+#ifdef CONFIG_BPFSTASH
+
+DECLARE_STATIC_KEY_FALSE(bpfstash_active);
+
+void __bpfstash_prog_load(struct bpf_prog *prog);
+void __bpfstash_prog_unload(struct bpf_prog *prog);
+
+/* The store, for fs/bpfstash/.  Entries are returned with a reference. */
+int bpfstash_store_activate(u64 max_bytes, u32 max_entries);
+void bpfstash_store_set_limits(u64 max_bytes, u32 max_entries);
+void bpfstash_store_deactivate(void);
+void bpfstash_store_get_stats(struct bpfstash_stats *stats);
+struct bpfstash_entry *bpfstash_entry_lookup(const u8 *hash);
+struct bpfstash_entry *bpfstash_entry_next(unsigned long *index);
+int bpfstash_entry_delete(const u8 *hash);
+void bpfstash_entry_put(struct bpfstash_entry *e);
+
+static inline void bpfstash_entry_get(struct bpfstash_entry *e)
+{
+	refcount_inc(&e->ref);
+}
+
+static inline bool bpfstash_entry_live(const struct bpfstash_entry *e)
+{
+	return test_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
+}
+
+static inline u32 bpfstash_blob_size(const struct bpfstash_entry *e, int id)
+{
+	return e->blobs[id] ? e->blobs[id]->size : 0;
+}
+
+static inline const void *bpfstash_blob_data(const struct bpfstash_entry *e, int id)
+{
+	return e->blobs[id] ? e->blobs[id]->data : NULL;
+}
+
+/**
+ * bpfstash_prog_load - store a program that bpf_prog_load() just exposed
+ * @prog: the program, JITed, with its id and kallsyms entry in place
+ *
+ * Called from bpf_prog_load() after the program became public and before
+ * its fd is installed, in process context with no locks held.  Costs a
+ * static branch while no bpfstash filesystem is mounted.
+ */
+static inline void bpfstash_prog_load(struct bpf_prog *prog)
+{
+	if (static_branch_unlikely(&bpfstash_active))
+		__bpfstash_prog_load(prog);
+}
+
+/**
+ * bpfstash_prog_unload - mark a program's entry as unloaded
+ * @prog: the program whose last reference is gone
+ *
+ * Called where PERF_BPF_EVENT_PROG_UNLOAD is emitted.  That can be softirq
+ * context, so this neither sleeps nor takes a sleeping lock.
+ */
+static inline void bpfstash_prog_unload(struct bpf_prog *prog)
+{
+	if (READ_ONCE(prog->aux->stash))
+		__bpfstash_prog_unload(prog);
+}
+
+#else /* !CONFIG_BPFSTASH */
+
+static inline void bpfstash_prog_load(struct bpf_prog *prog) { }
+static inline void bpfstash_prog_unload(struct bpf_prog *prog) { }
+
+#endif /* CONFIG_BPFSTASH */
+
+#endif /* _LINUX_BPFSTASH_H */

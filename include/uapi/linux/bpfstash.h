@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * bpfstash: the on-disk ABI of the bpfstash filesystem.
+ *
+ * While a bpfstash filesystem is mounted (mount -t bpfstash none
+ * /sys/fs/bpfstash), the kernel stores what a profiler needs of every eBPF
+ * program that is JITed and gets a kallsyms entry, at the moment it is
+ * loaded, and names it by a content hash.  Each entry is a directory
+ * /sys/fs/bpfstash/<hash>/ where <hash> is BPFSTASH_HASH_SIZE bytes in
+ * lowercase hex.  It holds:
+ *
+ *   meta             struct bpfstash_meta
+ *   funcs            struct bpfstash_func[meta.content.nr_funcs], then the
+ *                    functions' NUL-terminated kallsyms names
+ *   jited            the JITed images of all functions, back to back, in
+ *                    function order: bpf_prog_info::jited_prog_insns
+ *   line_info        struct bpf_line_info[nr_line_info]: bpf_prog_info::line_info
+ *   jited_line_info  struct bpfstash_jited_line[nr_jited_line_info]: where
+ *                    each line_info record landed in the JITed code
+ *   func_info        struct bpf_func_info[nr_func_info]: bpf_prog_info::func_info
+ *   btf              the program's raw BTF (bpftool btf dump file btf)
+ *   info, lines, functions   the same, as text for people
+ *
+ * The root holds "stats" (text).  Multi-byte fields are in the kernel's
+ * byte order; every struct is a multiple of 8 bytes and has no holes.
+ *
+ * The content hash
+ * ----------------
+ * hash = the first 20 bytes of BLAKE2s-256 (RFC 7693, unkeyed, 32-byte
+ * output) over this canonical serialisation:
+ *
+ *   "bpfstash-v1" and a NUL byte           (12 bytes)
+ *   meta.content                           (struct bpfstash_content)
+ *   the funcs file                         (content.funcs_size bytes)
+ *   D(jited) D(line_info) D(jited_line_info) D(func_info) D(btf)
+ *
+ * where D(x) is the 32-byte BLAKE2s-256 digest of file x (of zero bytes
+ * when x is empty).  Hashing the blobs separately lets the kernel hash a
+ * BTF object once for all the programs that share it, and store identical
+ * blobs once.  Program id, times, uid and state are not covered: they are
+ * not content.  The hash covers the functions' load addresses and JITed
+ * bytes, so it identifies one load of a program, never two.
+ *
+ * Reading anything of an entry, and listing the root, requires what
+ * bpf_prog_get_info_by_fd() requires to see JITed images and addresses:
+ * bpf_dump_raw_ok() for the opener's credentials (kptr_restrict and
+ * CAP_SYSLOG), and no LOCKDOWN_BPF_READ_KERNEL lockdown.
+ */
+#ifndef _UAPI_LINUX_BPFSTASH_H
+#define _UAPI_LINUX_BPFSTASH_H
+
+#include <linux/types.h>
+
+#define BPFSTASH_VERSION	1
+#define BPFSTASH_HASH_SIZE	20	/* bytes, as a build-id */
+#define BPFSTASH_DIGEST_SIZE	32	/* BLAKE2s-256, per blob */
+#define BPFSTASH_HASH_DOMAIN	"bpfstash-v1"	/* followed by a NUL */
+#define BPFSTASH_MAX_FUNCS	256	/* BPF_MAX_SUBPROGS */
+#define BPFSTASH_NAME_LEN	16	/* BPF_OBJ_NAME_LEN */
+#define BPFSTASH_TAG_SIZE	8	/* BPF_TAG_SIZE */
+#define BPFSTASH_ATTACH_NAME_LEN 128
+
+/*
+ * The part of the metadata that is content, and covered by the hash.
+ * Sizes and counts here bound every other file of the entry.
+ */
+struct bpfstash_content {
+	__u32	version;		/* BPFSTASH_VERSION */
+	__u32	prog_type;		/* enum bpf_prog_type */
+	__u32	expected_attach_type;	/* enum bpf_attach_type */
+	__u32	nr_funcs;		/* records in funcs, >= 1 */
+	__u32	funcs_size;		/* bytes in funcs, records and names */
+	__u32	jited_len;		/* bytes in jited */
+	__u32	nr_line_info;		/* records in line_info and jited_line_info */
+	__u32	line_info_rec_size;	/* sizeof(struct bpf_line_info) */
+	__u32	nr_func_info;		/* records in func_info */
+	__u32	func_info_rec_size;	/* sizeof(struct bpf_func_info) */
+	__u32	btf_size;		/* bytes in btf, 0 without BTF */
+	__u32	xlated_len;		/* bpf_prog_info::xlated_prog_len */
+	__u32	verified_insns;		/* bpf_prog_info::verified_insns */
+	__u32	attach_btf_id;		/* bpf_prog_info::attach_btf_id */
+	__u32	gpl_compatible;		/* 0 or 1 */
+	__u32	nr_jited_line_info;	/* nr_line_info, or 0 if not JITed with it */
+	__u8	tag[BPFSTASH_TAG_SIZE];	/* bpf_prog_info::tag */
+	char	name[BPFSTASH_NAME_LEN];	/* bpf_prog_info::name */
+};
+
+/* meta.flags */
+#define BPFSTASH_META_LOADED	(1U << 0)	/* the program is still loaded */
+
+/*
+ * The "meta" file: the content above, then the state of the entry, which
+ * changes when the program is unloaded and is not covered by the hash.
+ */
+struct bpfstash_meta {
+	struct bpfstash_content content;
+	__u8	hash[BPFSTASH_HASH_SIZE];	/* this entry's name */
+	__u32	flags;			/* BPFSTASH_META_* */
+	__u32	prog_id;		/* bpf_prog_info::id, while it was loaded */
+	__u32	uid;			/* loader's uid, in the initial user namespace */
+	__u32	btf_id;			/* bpf_prog_info::btf_id, at load time */
+	__u32	attach_btf_obj_id;	/* bpf_prog_info::attach_btf_obj_id */
+	__u64	load_time;		/* bpf_prog_info::load_time: ns since boot */
+	__u64	load_time_real;		/* load time, ns since the epoch */
+	__u64	unload_time;		/* ns since boot; 0 while loaded */
+	__u64	unload_time_real;	/* ns since the epoch; 0 while loaded */
+	__u64	bytes;			/* memory the entry holds, shared blobs included */
+	char	attach_func_name[BPFSTASH_ATTACH_NAME_LEN]; /* "" if none */
+};
+
+/* One record of the "funcs" file per JITed function, in jited_ksyms order. */
+struct bpfstash_func {
+	__u64	addr;			/* bpf_prog_info::jited_ksyms[i] */
+	__u32	len;			/* bpf_prog_info::jited_func_lens[i] */
+	__u32	offset;			/* of this function's image in jited */
+	__u32	name_off;		/* of its name, from the end of the records */
+	__u32	__reserved;		/* 0 */
+	__u8	tag[BPFSTASH_TAG_SIZE];	/* bpf_prog_info::prog_tags[i] */
+};
+
+/*
+ * One record of "jited_line_info" per line_info record: line_info[i] starts
+ * at funcs[func].addr + off, which is bpf_prog_info::jited_line_info[i].
+ */
+struct bpfstash_jited_line {
+	__u32	func;
+	__u32	off;
+};
+
+#endif /* _UAPI_LINUX_BPFSTASH_H */

@@ -1,0 +1,1067 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bpfstash: the store.
+ *
+ * While a bpfstash filesystem is mounted, every eBPF program that is JITed
+ * and gets a kallsyms entry is snapshotted when bpf_prog_load() makes it
+ * public: the JITed image of each function with its address, length and
+ * kallsyms name, the jited line info as (function, offset), the BTF line
+ * and func info and the raw BTF, and the metadata that
+ * bpf_prog_get_info_by_fd() reports.  The snapshot is named by a content
+ * hash (include/uapi/linux/bpfstash.h) and perf is told the hash in-band
+ * with PERF_RECORD_MMAP3, so that a sample can be resolved at any later
+ * time, including after the program was unloaded.
+ *
+ * Rules that shape this file:
+ *
+ * - Storing is best effort.  The hooks are void, allocate with
+ *   __GFP_NORETRY | __GFP_NOWARN, and count what they could not store.
+ *   When the store is full it refuses and counts; it never evicts, which is
+ *   policy and belongs to userspace (bpfstash-gc).
+ *
+ * - Nothing is stored while no bpfstash filesystem is mounted, and the load
+ *   hook then costs one static branch.  Mounting stores the programs that
+ *   are already loaded; unmounting drops every entry.
+ *
+ * - The unload hook may run in softirq context: it only writes the unload
+ *   time, clears a bit and drops a reference.  Entries are freed from a
+ *   workqueue after an RCU grace period.
+ *
+ * - Identical blobs are stored once: a blob is addressed by its BLAKE2s-256
+ *   digest.  Programs of one object share their BTF, and the digest of a
+ *   BTF object is remembered by BTF id, so it is hashed once, not per load.
+ *
+ * Locking: store.lock (a mutex) serialises inserting and removing entries
+ * and blobs, activation and limits.  Lookups of entries and blobs are
+ * lockless under RCU and take a reference with refcount_inc_not_zero().  A
+ * blob's count only drops to zero under store.lock
+ * (refcount_dec_and_mutex_lock()), so a blob found in the table under the
+ * lock is never dying.  Lock order: inode locks (VFS) -> store.lock ->
+ * prog_idr_lock.
+ */
+#include <linux/bpf.h>
+#include <linux/bpfstash.h>
+#include <linux/btf.h>
+#include <linux/cred.h>
+#include <linux/error-injection.h>
+#include <linux/filter.h>
+#include <linux/memcontrol.h>
+#include <linux/mutex.h>
+#include <linux/overflow.h>
+#include <linux/perf_event.h>
+#include <linux/rhashtable.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <crypto/blake2s.h>
+
+DEFINE_STATIC_KEY_FALSE(bpfstash_active);
+
+/*
+ * Allocations on the load path: charged to the memory cgroup of whoever
+ * mounted the stash (see bpfstash_charge_begin()), never retried hard,
+ * never warned about: failing is a counted, normal outcome.
+ */
+#define BPFSTASH_GFP	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN)
+
+/* Remembered BTF digests, by BTF object id.  Bounded; reset when full. */
+#define BPFSTASH_BTF_CACHE_MAX	4096
+
+struct bpfstash_btf_digest {
+	u32 size;
+	u8 digest[BPFSTASH_DIGEST_SIZE];
+	struct rcu_head rcu;
+};
+
+static struct bpfstash_store {
+	struct mutex lock;
+	bool active;
+	struct rhashtable entries;	/* by meta.hash */
+	struct rhashtable blobs;	/* by digest */
+	struct xarray index;		/* listing order -> entry */
+	u32 next_index;
+	struct xarray btf_digests;	/* BTF id -> struct bpfstash_btf_digest */
+	u32 nr_btf_digests;
+	struct mem_cgroup __rcu *memcg;	/* charged for entries */
+
+	/* Under lock. */
+	u64 bytes;
+	u64 peak_bytes;
+	u64 max_bytes;
+	u32 nr_entries;
+	u32 max_entries;
+	u32 nr_blobs;
+	atomic_t nr_live;
+
+	/* Counters, updated without the lock. */
+	atomic64_t considered;
+	atomic64_t stored;
+	atomic64_t preexisting;
+	atomic64_t refused_full;
+	atomic64_t refused_nomem;
+	atomic64_t skipped_hardened;
+	atomic64_t skipped_unlisted;
+	atomic64_t deleted;
+	atomic64_t blob_dedup;
+	atomic64_t btf_hash_cached;
+	atomic64_t hashed_bytes;
+} store = {
+	.lock = __MUTEX_INITIALIZER(store.lock),
+	.index = XARRAY_INIT(store.index, XA_FLAGS_ALLOC),
+	.btf_digests = XARRAY_INIT(store.btf_digests, 0),
+	.max_bytes = BPFSTASH_DEFAULT_MAX_BYTES,
+	.max_entries = BPFSTASH_DEFAULT_MAX_ENTRIES,
+};
+
+static const struct rhashtable_params bpfstash_entry_params = {
+	.key_len	= BPFSTASH_HASH_SIZE,
+	.key_offset	= offsetof(struct bpfstash_entry, meta.hash),
+	.head_offset	= offsetof(struct bpfstash_entry, node),
+	.automatic_shrinking = true,
+};
+
+static const struct rhashtable_params bpfstash_blob_params = {
+	.key_len	= BPFSTASH_DIGEST_SIZE,
+	.key_offset	= offsetof(struct bpfstash_blob, digest),
+	.head_offset	= offsetof(struct bpfstash_blob, node),
+	.automatic_shrinking = true,
+};
+
+/* Memory an entry holds besides its blobs, and a blob holds. */
+static u64 bpfstash_entry_bytes(const struct bpfstash_entry *e)
+{
+	return sizeof(*e) + e->funcs_size;
+}
+
+static u64 bpfstash_blob_bytes(const struct bpfstash_blob *b)
+{
+	return struct_size(b, data, b->size);
+}
+
+/*
+ * The content hash.  BLAKE2s was chosen over the generic sha256() of 6.12
+ * because it is cryptographic at the same strength for a 20-byte name and
+ * costs about half as much per byte in C, and because the library version
+ * uses SSSE3/AVX-512 on x86 without the crypto API (no tfm, no FPU section
+ * to set up on the load path).  bench/hashbench measures the three options.
+ */
+static void bpfstash_digest(const void *data, size_t len,
+				      u8 out[BPFSTASH_DIGEST_SIZE])
+{
+	struct blake2s_state state;
+
+	blake2s_init(&state, BPFSTASH_DIGEST_SIZE);
+	if (len)
+		blake2s_update(&state, data, len);
+	blake2s_final(&state, out);
+}
+
+/**
+ * bpfstash_content_hash - the name of an entry, over its canonical form
+ * @content: the hashed part of the metadata
+ * @funcs: the funcs file, @content->funcs_size bytes
+ * @blobs: the entry's blobs, NULL for an empty one
+ * @hash: set to the entry's BPFSTASH_HASH_SIZE-byte name
+ *
+ * The serialisation is documented in include/uapi/linux/bpfstash.h, and
+ * userspace recomputes it to verify an entry.
+ */
+static void
+bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
+		      struct bpfstash_blob *const blobs[BPFSTASH_NR_BLOBS],
+		      u8 hash[BPFSTASH_HASH_SIZE])
+{
+	static const char domain[] = BPFSTASH_HASH_DOMAIN;
+	u8 digest[BPFSTASH_DIGEST_SIZE], empty[BPFSTASH_DIGEST_SIZE];
+	struct blake2s_state state;
+	int i;
+
+	BUILD_BUG_ON(sizeof(domain) != 12);
+	bpfstash_digest(NULL, 0, empty);
+
+	blake2s_init(&state, BPFSTASH_DIGEST_SIZE);
+	blake2s_update(&state, domain, sizeof(domain));
+	blake2s_update(&state, (const u8 *)content, sizeof(*content));
+	blake2s_update(&state, funcs, content->funcs_size);
+	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
+		blake2s_update(&state, blobs[i] ? blobs[i]->digest : empty,
+			       BPFSTASH_DIGEST_SIZE);
+	blake2s_final(&state, digest);
+	memcpy(hash, digest, BPFSTASH_HASH_SIZE);
+}
+
+/*
+ * Whether an entry of @add_bytes more would exceed the limits.  A limit of
+ * zero is not "unlimited": it refuses everything, as the options say.
+ */
+static bool bpfstash_over_limits(u64 bytes, u64 add_bytes, u64 max_bytes,
+					   u32 entries, u32 max_entries)
+{
+	if (entries >= max_entries)
+		return true;
+	return add_bytes > max_bytes || bytes > max_bytes - add_bytes;
+}
+
+/* Charging: the mounter's memcg, as a BPF map charges its creator's. */
+static struct mem_cgroup *bpfstash_charge_begin(struct mem_cgroup **old)
+{
+	struct mem_cgroup *memcg = NULL;
+
+#ifdef CONFIG_MEMCG
+	rcu_read_lock();
+	memcg = rcu_dereference(store.memcg);
+	if (memcg && !css_tryget(&memcg->css))
+		memcg = NULL;
+	rcu_read_unlock();
+#endif
+	*old = set_active_memcg(memcg);
+	return memcg;
+}
+
+static void bpfstash_charge_end(struct mem_cgroup *memcg, struct mem_cgroup *old)
+{
+	set_active_memcg(old);
+#ifdef CONFIG_MEMCG
+	if (memcg)
+		css_put(&memcg->css);
+#endif
+}
+
+static struct bpfstash_blob *bpfstash_blob_alloc(u32 size)
+{
+	struct bpfstash_blob *b;
+
+	b = kvmalloc(struct_size(b, data, size), BPFSTASH_GFP);
+	if (!b)
+		return NULL;
+	refcount_set(&b->ref, 1);
+	b->size = size;
+	return b;
+}
+
+static void bpfstash_blob_put(struct bpfstash_blob *b)
+{
+	if (!b)
+		return;
+	if (!b->listed) {
+		/* A snapshot's own blob, never shown to anyone. */
+		kvfree(b);
+		return;
+	}
+	if (!refcount_dec_and_mutex_lock(&b->ref, &store.lock))
+		return;
+	rhashtable_remove_fast(&store.blobs, &b->node, bpfstash_blob_params);
+	b->listed = false;
+	store.bytes -= bpfstash_blob_bytes(b);
+	store.nr_blobs--;
+	mutex_unlock(&store.lock);
+	kvfree_rcu(b, rcu);
+}
+
+/* A stored blob with @digest, with a reference, or NULL. */
+static struct bpfstash_blob *bpfstash_blob_find(const u8 *digest)
+{
+	struct bpfstash_blob *b;
+
+	rcu_read_lock();
+	b = rhashtable_lookup(&store.blobs, digest, bpfstash_blob_params);
+	if (b && !refcount_inc_not_zero(&b->ref))
+		b = NULL;
+	rcu_read_unlock();
+	return b;
+}
+
+/* Copy @size bytes into a new blob and hash them. */
+static struct bpfstash_blob *bpfstash_blob_new(const void *data, u32 size)
+{
+	struct bpfstash_blob *b;
+
+	if (!size)
+		return NULL;
+	b = bpfstash_blob_alloc(size);
+	if (!b)
+		return ERR_PTR(-ENOMEM);
+	memcpy(b->data, data, size);
+	bpfstash_digest(b->data, size, b->digest);
+	atomic64_add(size, &store.hashed_bytes);
+	return b;
+}
+
+/*
+ * The BTF of a program: shared by all the programs of an object, so look up
+ * the digest remembered for the BTF object and reuse the stored blob.  The
+ * bytes are compared before a blob is reused, so a stale or reused BTF id
+ * can cost a hash, never a wrong entry.
+ */
+static struct bpfstash_blob *bpfstash_btf_blob(const struct btf *btf)
+{
+	struct bpfstash_btf_digest *known, *fresh;
+	struct bpfstash_blob *b;
+	const void *data;
+	u32 id, size;
+
+	if (!btf)
+		return NULL;
+	data = btf_get_raw_data(btf, &size);
+	if (!size)
+		return NULL;
+	id = btf_obj_id(btf);
+
+	b = NULL;
+	rcu_read_lock();
+	known = xa_load(&store.btf_digests, id);
+	if (known && known->size == size)
+		b = bpfstash_blob_find(known->digest);
+	rcu_read_unlock();
+	if (b) {
+		if (b->size == size && !memcmp(b->data, data, size)) {
+			atomic64_inc(&store.btf_hash_cached);
+			return b;
+		}
+		bpfstash_blob_put(b);
+	}
+
+	b = bpfstash_blob_new(data, size);
+	if (IS_ERR(b))
+		return b;
+
+	/* Remember the digest; losing this race or failing only costs a hash. */
+	fresh = kmalloc(sizeof(*fresh), BPFSTASH_GFP);
+	if (fresh) {
+		fresh->size = size;
+		memcpy(fresh->digest, b->digest, sizeof(fresh->digest));
+		mutex_lock(&store.lock);
+		if (store.nr_btf_digests >= BPFSTASH_BTF_CACHE_MAX) {
+			unsigned long i;
+			void *old;
+
+			xa_for_each(&store.btf_digests, i, old)
+				kfree_rcu((struct bpfstash_btf_digest *)
+					  xa_erase(&store.btf_digests, i), rcu);
+			store.nr_btf_digests = 0;
+		}
+		known = xa_store(&store.btf_digests, id, fresh, BPFSTASH_GFP);
+		if (xa_is_err(known)) {
+			kfree(fresh);
+		} else {
+			if (known)
+				kfree_rcu(known, rcu);
+			else
+				store.nr_btf_digests++;
+		}
+		mutex_unlock(&store.lock);
+	}
+	return b;
+}
+
+static void bpfstash_entry_free_work(struct work_struct *work)
+{
+	struct bpfstash_entry *e = container_of(to_rcu_work(work),
+						struct bpfstash_entry, free_work);
+	int i;
+
+	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
+		bpfstash_blob_put(e->blobs[i]);
+	kvfree(e->funcs);
+	kfree(e);
+}
+
+/*
+ * Free an entry that never made it into the store.  Its blobs are its own,
+ * except a BTF blob found stored, on which it holds a reference.
+ */
+static void bpfstash_entry_free_unlisted(struct bpfstash_entry *e)
+{
+	int i;
+
+	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
+		bpfstash_blob_put(e->blobs[i]);
+	kvfree(e->funcs);
+	kfree(e);
+}
+
+/**
+ * bpfstash_entry_put - drop a reference to an entry
+ * @e: the entry
+ *
+ * Safe in any context: the last reference queues the free.
+ */
+void bpfstash_entry_put(struct bpfstash_entry *e)
+{
+	if (refcount_dec_and_test(&e->ref))
+		queue_rcu_work(system_wq, &e->free_work);
+}
+
+/* The programs the stash may show: exactly those /proc/kallsyms lists. */
+static bool bpfstash_prog_eligible(const struct bpf_prog *prog)
+{
+	if (!prog->jited || bpf_prog_is_offloaded(prog->aux) ||
+	    list_empty(&prog->aux->ksym.lnode)) {
+		atomic64_inc(&store.skipped_unlisted);
+		return false;
+	}
+	if (!bpf_jit_kallsyms_enabled()) {
+		atomic64_inc(&store.skipped_hardened);
+		return false;
+	}
+	return true;
+}
+
+static const struct bpf_prog *bpfstash_func(const struct bpf_prog *prog, u32 i)
+{
+	/* Function 0 is the main program, which holds the kallsyms name. */
+	return i ? prog->aux->func[i] : prog;
+}
+
+/*
+ * Build the "funcs" file: one struct bpfstash_func per function, then the
+ * names.  Offsets into the jited file follow bpf_prog_get_info_by_fd().
+ */
+static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
+				   struct bpfstash_entry *e)
+{
+	struct bpfstash_func *rec;
+	u32 i, names = 0, offset = 0;
+	char *name;
+
+	for (i = 0; i < nr_funcs; i++)
+		names += strlen(bpfstash_func(prog, i)->aux->ksym.name) + 1;
+	e->funcs_size = nr_funcs * sizeof(*rec) + round_up(names, 8);
+	e->funcs = kvzalloc(e->funcs_size, BPFSTASH_GFP);
+	if (!e->funcs)
+		return -ENOMEM;
+
+	rec = e->funcs;
+	name = (char *)(rec + nr_funcs);
+	names = 0;
+	for (i = 0; i < nr_funcs; i++) {
+		const struct bpf_prog *f = bpfstash_func(prog, i);
+		size_t len = strlen(f->aux->ksym.name) + 1;
+
+		rec[i].addr = (unsigned long)f->bpf_func;
+		rec[i].len = f->jited_len;
+		rec[i].offset = offset;
+		rec[i].name_off = names;
+		/* prog_tags[] holds each subprogram's own tag. */
+		memcpy(rec[i].tag, prog->aux->func_cnt ? prog->aux->func[i]->tag :
+		       prog->tag, BPFSTASH_TAG_SIZE);
+		memcpy(name + names, f->aux->ksym.name, len);
+		names += len;
+		offset += f->jited_len;
+	}
+	return 0;
+}
+
+/*
+ * jited_line_info as (function, offset): the line info of function i starts
+ * at its linfo_idx, as the JIT and bpf_prog_get_info_by_fd() see it.
+ */
+static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
+					 const struct bpfstash_func *funcs,
+					 struct bpfstash_blob **blob)
+{
+	u32 nr = prog->aux->nr_linfo, i, f = 0;
+	struct bpfstash_jited_line *jl;
+	struct bpfstash_blob *b;
+
+	*blob = NULL;
+	if (!nr || !prog->aux->jited_linfo)
+		return 0;
+	b = bpfstash_blob_alloc(nr * sizeof(*jl));
+	if (!b)
+		return -ENOMEM;
+	jl = (struct bpfstash_jited_line *)b->data;
+	for (i = 0; i < nr; i++) {
+		unsigned long addr = (unsigned long)prog->aux->jited_linfo[i];
+
+		while (f + 1 < nr_funcs &&
+		       i >= bpfstash_func(prog, f + 1)->aux->linfo_idx)
+			f++;
+		/* The JIT must have put line i inside function f. */
+		if (WARN_ON_ONCE(addr < funcs[f].addr ||
+				 addr - funcs[f].addr >= funcs[f].len)) {
+			bpfstash_blob_put(b);
+			return -EINVAL;
+		}
+		jl[i].func = f;
+		jl[i].off = addr - funcs[f].addr;
+	}
+	bpfstash_digest(b->data, b->size, b->digest);
+	atomic64_add(b->size, &store.hashed_bytes);
+	*blob = b;
+	return 0;
+}
+
+/*
+ * Copy what bpf_prog_get_info_by_fd() would return for @prog into a new,
+ * unlisted entry, and name it.
+ */
+static int bpfstash_snapshot(struct bpf_prog *prog, struct bpfstash_entry **out)
+{
+	struct bpf_prog_aux *aux = prog->aux;
+	u32 nr_funcs = aux->func_cnt ?: 1, i;
+	struct bpfstash_content *c;
+	struct bpfstash_func *funcs;
+	struct bpfstash_entry *e;
+	struct bpfstash_blob *b;
+	u64 now_boot, now_real;
+	u8 *img;
+	int err;
+
+	e = kzalloc(sizeof(*e), BPFSTASH_GFP);
+	if (!e)
+		return -ENOMEM;
+	refcount_set(&e->ref, 1);
+	INIT_RCU_WORK(&e->free_work, bpfstash_entry_free_work);
+
+	err = bpfstash_snapshot_funcs(prog, nr_funcs, e);
+	if (err)
+		goto err;
+	funcs = e->funcs;
+
+	c = &e->meta.content;
+	c->version = BPFSTASH_VERSION;
+	c->prog_type = prog->type;
+	c->expected_attach_type = prog->expected_attach_type;
+	c->nr_funcs = nr_funcs;
+	c->funcs_size = e->funcs_size;
+	for (i = 0; i < nr_funcs; i++)
+		c->jited_len += funcs[i].len;
+	c->nr_line_info = aux->nr_linfo;
+	c->line_info_rec_size = sizeof(struct bpf_line_info);
+	c->nr_func_info = aux->func_info_cnt;
+	c->func_info_rec_size = sizeof(struct bpf_func_info);
+	c->xlated_len = bpf_prog_insn_size(prog);
+	c->verified_insns = aux->verified_insns;
+	c->attach_btf_id = aux->attach_btf_id;
+	c->gpl_compatible = prog->gpl_compatible;
+	c->nr_jited_line_info = aux->jited_linfo ? aux->nr_linfo : 0;
+	memcpy(c->tag, prog->tag, BPFSTASH_TAG_SIZE);
+	memcpy(c->name, aux->name, BPFSTASH_NAME_LEN);
+
+	/* The functions are not contiguous; copy them back to back. */
+	b = bpfstash_blob_alloc(c->jited_len);
+	if (!b) {
+		err = -ENOMEM;
+		goto err;
+	}
+	img = b->data;
+	for (i = 0; i < nr_funcs; i++)
+		memcpy(img + funcs[i].offset, (void *)(unsigned long)funcs[i].addr,
+		       funcs[i].len);
+	bpfstash_digest(b->data, b->size, b->digest);
+	atomic64_add(b->size, &store.hashed_bytes);
+	e->blobs[BPFSTASH_BLOB_JITED] = b;
+
+	b = bpfstash_blob_new(aux->linfo, aux->nr_linfo * sizeof(struct bpf_line_info));
+	if (IS_ERR(b))
+		goto err_nomem;
+	e->blobs[BPFSTASH_BLOB_LINE_INFO] = b;
+
+	err = bpfstash_snapshot_jited_lines(prog, nr_funcs, funcs,
+					    &e->blobs[BPFSTASH_BLOB_JITED_LINE_INFO]);
+	if (err)
+		goto err;
+
+	b = bpfstash_blob_new(aux->func_info,
+			      aux->func_info_cnt * sizeof(struct bpf_func_info));
+	if (IS_ERR(b))
+		goto err_nomem;
+	e->blobs[BPFSTASH_BLOB_FUNC_INFO] = b;
+
+	b = bpfstash_btf_blob(aux->btf);
+	if (IS_ERR(b))
+		goto err_nomem;
+	e->blobs[BPFSTASH_BLOB_BTF] = b;
+	c->btf_size = b ? b->size : 0;
+
+	/* State: not hashed. */
+	e->meta.prog_id = aux->id;
+	e->meta.uid = from_kuid_munged(&init_user_ns, aux->user->uid);
+	e->meta.btf_id = aux->btf ? btf_obj_id(aux->btf) : 0;
+	e->meta.attach_btf_obj_id = aux->attach_btf ? btf_obj_id(aux->attach_btf) : 0;
+	if (aux->attach_func_name)
+		strscpy(e->meta.attach_func_name, aux->attach_func_name,
+			sizeof(e->meta.attach_func_name));
+	now_boot = ktime_get_boottime_ns();
+	now_real = ktime_get_real_ns();
+	e->meta.load_time = aux->load_time;
+	e->meta.load_time_real = now_real - min(now_real, now_boot - aux->load_time);
+	e->last_access = e->meta.load_time_real;
+
+	bpfstash_content_hash(c, e->funcs, e->blobs, e->meta.hash);
+	*out = e;
+	return 0;
+
+err_nomem:
+	err = -ENOMEM;
+err:
+	bpfstash_entry_free_unlisted(e);
+	return err;
+}
+
+/*
+ * Make a snapshot visible, deduplicating its blobs against stored ones.
+ * Returns 0, -ENOSPC when the limits refuse it, -ENOMEM, -ENODEV when the
+ * store is not active, or -EEXIST when @prog already has an entry.  On
+ * error the snapshot is left as it was, for the caller to free: that keeps
+ * fault injection (fail_function) on this function leak-free.
+ */
+static noinline int bpfstash_store_insert(struct bpf_prog *prog,
+					  struct bpfstash_entry *e)
+{
+	struct bpfstash_blob *dups[BPFSTASH_NR_BLOBS] = {};
+	bool fresh[BPFSTASH_NR_BLOBS] = {};
+	u64 add = bpfstash_entry_bytes(e);
+	int err, i;
+	u32 index;
+
+	mutex_lock(&store.lock);
+	if (!store.active) {
+		err = -ENODEV;
+		goto unlock;
+	}
+	if (READ_ONCE(prog->aux->stash)) {
+		err = -EEXIST;
+		goto unlock;
+	}
+
+	/* Dedup against stored blobs; count only what is new. */
+	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
+		struct bpfstash_blob *b = e->blobs[i], *old;
+
+		if (!b || b->listed)
+			continue;	/* empty, or a stored BTF blob */
+		old = rhashtable_lookup_fast(&store.blobs, b->digest,
+					     bpfstash_blob_params);
+		if (old && old->size == b->size) {
+			refcount_inc(&old->ref);
+			dups[i] = b;
+			e->blobs[i] = old;
+			continue;
+		}
+		fresh[i] = true;
+		add += bpfstash_blob_bytes(b);
+	}
+
+	if (bpfstash_over_limits(store.bytes, add, store.max_bytes,
+				 store.nr_entries, store.max_entries)) {
+		err = -ENOSPC;
+		goto undo;
+	}
+
+	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
+		if (!fresh[i])
+			continue;
+		err = rhashtable_insert_fast(&store.blobs, &e->blobs[i]->node,
+					     bpfstash_blob_params);
+		if (err)
+			goto undo;
+		e->blobs[i]->listed = true;
+		store.nr_blobs++;
+	}
+	err = rhashtable_lookup_insert_fast(&store.entries, &e->node,
+					    bpfstash_entry_params);
+	if (err)
+		goto undo;
+	err = xa_alloc_cyclic(&store.index, &index, e, xa_limit_32b,
+			      &store.next_index, BPFSTASH_GFP);
+	if (err < 0) {
+		rhashtable_remove_fast(&store.entries, &e->node, bpfstash_entry_params);
+		goto undo;
+	}
+	e->index = index;
+
+	store.bytes += add;
+	store.peak_bytes = max(store.peak_bytes, store.bytes);
+	store.nr_entries++;
+	e->meta.bytes = add;
+	set_bit(BPFSTASH_ENTRY_STORED, &e->flags);
+	set_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
+	atomic_inc(&store.nr_live);
+	/* The initial reference is the store's; take one for the program. */
+	refcount_inc(&e->ref);
+	WRITE_ONCE(prog->aux->stash, e);
+	mutex_unlock(&store.lock);
+
+	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
+		if (dups[i]) {
+			atomic64_inc(&store.blob_dedup);
+			bpfstash_blob_put(dups[i]);
+		}
+	}
+	return 0;
+
+undo:
+	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
+		if (fresh[i] && e->blobs[i]->listed) {
+			rhashtable_remove_fast(&store.blobs, &e->blobs[i]->node,
+					       bpfstash_blob_params);
+			e->blobs[i]->listed = false;
+			store.nr_blobs--;
+		}
+		if (dups[i]) {
+			/* Hand the snapshot its own blob back. */
+			refcount_dec(&e->blobs[i]->ref);
+			e->blobs[i] = dups[i];
+		}
+	}
+unlock:
+	mutex_unlock(&store.lock);
+	if (err == -EBUSY || err == -E2BIG)
+		err = -ENOMEM;	/* rhashtable could not grow */
+	return err;
+}
+ALLOW_ERROR_INJECTION(bpfstash_store_insert, ERRNO);
+
+/*
+ * Store @prog.  Returns the PERF_RECORD_MMAP3 flags that describe the
+ * outcome, with *@e set to the entry (with a reference) when stored; or
+ * -ENOENT when the program is not one the stash may show, or is already
+ * stored, in which case no record is due.
+ */
+static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
+			       struct bpfstash_entry **out)
+{
+	struct mem_cgroup *memcg, *old_memcg;
+	struct bpfstash_entry *e;
+	int err;
+
+	*out = NULL;
+	if (!bpfstash_prog_eligible(prog))
+		return -ENOENT;
+	if (READ_ONCE(prog->aux->stash))
+		return -ENOENT;
+
+	atomic64_inc(&store.considered);
+	/*
+	 * A full store refuses before any copy or hash: an entry needs at
+	 * least its own struct and its main function's image.
+	 */
+	if (bpfstash_over_limits(READ_ONCE(store.bytes),
+				 sizeof(*e) + prog->jited_len,
+				 READ_ONCE(store.max_bytes),
+				 READ_ONCE(store.nr_entries),
+				 READ_ONCE(store.max_entries))) {
+		atomic64_inc(&store.refused_full);
+		return PERF_RECORD_MMAP3_REFUSED_FULL;
+	}
+
+	memcg = bpfstash_charge_begin(&old_memcg);
+	err = bpfstash_snapshot(prog, &e);
+	if (!err) {
+		err = bpfstash_store_insert(prog, e);
+		if (err)
+			bpfstash_entry_free_unlisted(e);
+	}
+	bpfstash_charge_end(memcg, old_memcg);
+
+	switch (err) {
+	case 0:
+		atomic64_inc(&store.stored);
+		if (preexisting)
+			atomic64_inc(&store.preexisting);
+		bpfstash_entry_get(e);
+		*out = e;
+		return PERF_RECORD_MMAP3_STASHED;
+	case -EEXIST:
+		/* Stored meanwhile by the mount-time walk: not a new program. */
+		atomic64_dec(&store.considered);
+		return -ENOENT;
+	case -ENODEV:
+		/* Unmounted meanwhile. */
+		atomic64_dec(&store.considered);
+		return -ENOENT;
+	case -ENOSPC:
+		atomic64_inc(&store.refused_full);
+		return PERF_RECORD_MMAP3_REFUSED_FULL;
+	default:
+		atomic64_inc(&store.refused_nomem);
+		return PERF_RECORD_MMAP3_REFUSED_NOMEM;
+	}
+}
+
+void __bpfstash_prog_load(struct bpf_prog *prog)
+{
+	struct bpfstash_entry *e;
+	int flags;
+
+	flags = bpfstash_store_prog(prog, false, &e);
+	if (flags < 0)
+		return;
+	perf_event_bpf_mmap3(prog, e ? e->meta.hash : NULL,
+			     e ? BPFSTASH_HASH_SIZE : 0, flags);
+	if (e)
+		bpfstash_entry_put(e);
+}
+
+void __bpfstash_prog_unload(struct bpf_prog *prog)
+{
+	struct bpfstash_entry *e = xchg(&prog->aux->stash, NULL);
+
+	if (!e)
+		return;
+	WRITE_ONCE(e->meta.unload_time, ktime_get_boottime_ns());
+	WRITE_ONCE(e->meta.unload_time_real, ktime_get_real_ns());
+	/* Readers that see the bit clear see the times. */
+	smp_mb__before_atomic();
+	if (test_and_clear_bit(BPFSTASH_ENTRY_LIVE, &e->flags))
+		atomic_dec(&store.nr_live);
+	bpfstash_entry_put(e);
+}
+
+/*
+ * Detach the entries of loaded programs (at unmount), or store the loaded
+ * programs that have none (at mount), walking the program IDR.
+ */
+static void bpfstash_walk_progs(bool store_them)
+{
+	struct bpfstash_entry *e;
+	struct bpf_prog *prog;
+	u32 id = 0;
+
+	for (;; id++) {
+		prog = bpf_prog_get_curr_or_next(&id);
+		if (!prog)
+			break;
+		if (store_them) {
+			if (bpfstash_store_prog(prog, true, &e) >= 0 && e)
+				bpfstash_entry_put(e);
+		} else {
+			e = xchg(&prog->aux->stash, NULL);
+			if (e) {
+				if (test_and_clear_bit(BPFSTASH_ENTRY_LIVE, &e->flags))
+					atomic_dec(&store.nr_live);
+				bpfstash_entry_put(e);
+			}
+		}
+		bpf_prog_put(prog);
+		cond_resched();
+	}
+}
+
+/**
+ * bpfstash_store_activate - start storing programs (at mount)
+ * @max_bytes: size= limit
+ * @max_entries: max_entries= limit
+ *
+ * Stores every program that is already loaded, so that nothing loaded
+ * before the mount is missing.  New allocations are charged to the
+ * caller's memory cgroup.
+ *
+ * Return: 0, or -EBUSY if the store is already active.
+ */
+int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
+{
+	struct mem_cgroup *memcg = NULL;
+
+	mutex_lock(&store.lock);
+	if (store.active) {
+		mutex_unlock(&store.lock);
+		return -EBUSY;
+	}
+	store.active = true;
+	store.max_bytes = max_bytes;
+	store.max_entries = max_entries;
+	store.peak_bytes = store.bytes;
+#ifdef CONFIG_MEMCG
+	memcg = get_mem_cgroup_from_current();
+#endif
+	memcg = rcu_replace_pointer(store.memcg, memcg, lockdep_is_held(&store.lock));
+	mutex_unlock(&store.lock);
+#ifdef CONFIG_MEMCG
+	if (memcg) {
+		synchronize_rcu();
+		css_put(&memcg->css);
+	}
+#endif
+
+	static_branch_enable(&bpfstash_active);
+	bpfstash_walk_progs(true);
+	return 0;
+}
+
+/**
+ * bpfstash_store_set_limits - change size= and max_entries= (at remount)
+ * @max_bytes: the new size= limit
+ * @max_entries: the new max_entries= limit
+ *
+ * Lowering a limit below what is stored refuses new entries until
+ * bpfstash-gc has deleted enough; nothing is evicted.
+ */
+void bpfstash_store_set_limits(u64 max_bytes, u32 max_entries)
+{
+	mutex_lock(&store.lock);
+	store.max_bytes = max_bytes;
+	store.max_entries = max_entries;
+	mutex_unlock(&store.lock);
+}
+
+/**
+ * bpfstash_store_deactivate - stop storing and drop every entry (unmount)
+ *
+ * Entries still open keep their data until the last file is closed.
+ */
+void bpfstash_store_deactivate(void)
+{
+	struct bpfstash_entry *e;
+	unsigned long index;
+	struct mem_cgroup *memcg;
+
+	static_branch_disable(&bpfstash_active);
+
+	mutex_lock(&store.lock);
+	store.active = false;
+	xa_for_each(&store.index, index, e) {
+		xa_erase(&store.index, index);
+		rhashtable_remove_fast(&store.entries, &e->node, bpfstash_entry_params);
+		clear_bit(BPFSTASH_ENTRY_STORED, &e->flags);
+		store.bytes -= bpfstash_entry_bytes(e);
+		store.nr_entries--;
+		bpfstash_entry_put(e);
+	}
+	memcg = rcu_replace_pointer(store.memcg, NULL, lockdep_is_held(&store.lock));
+	mutex_unlock(&store.lock);
+
+	/* Loaded programs hold their entries; let go of them too. */
+	bpfstash_walk_progs(false);
+
+#ifdef CONFIG_MEMCG
+	if (memcg) {
+		synchronize_rcu();
+		css_put(&memcg->css);
+	}
+#endif
+}
+
+/**
+ * bpfstash_entry_lookup - find a stored entry by its hash
+ * @hash: BPFSTASH_HASH_SIZE bytes
+ *
+ * Return: the entry with a reference, or NULL.
+ */
+struct bpfstash_entry *bpfstash_entry_lookup(const u8 *hash)
+{
+	struct bpfstash_entry *e;
+
+	rcu_read_lock();
+	e = rhashtable_lookup(&store.entries, hash, bpfstash_entry_params);
+	if (e && !refcount_inc_not_zero(&e->ref))
+		e = NULL;
+	rcu_read_unlock();
+	return e;
+}
+
+/**
+ * bpfstash_entry_next - the first stored entry at or after a listing position
+ * @index: the position; set to the entry's
+ *
+ * Return: the entry with a reference, or NULL at the end.
+ */
+struct bpfstash_entry *bpfstash_entry_next(unsigned long *index)
+{
+	struct bpfstash_entry *e;
+
+	rcu_read_lock();
+	for (;;) {
+		e = xa_find(&store.index, index, ULONG_MAX, XA_PRESENT);
+		if (!e || refcount_inc_not_zero(&e->ref))
+			break;
+		(*index)++;
+	}
+	rcu_read_unlock();
+	return e;
+}
+
+/**
+ * bpfstash_entry_delete - remove an entry from the store
+ * @hash: its BPFSTASH_HASH_SIZE-byte name
+ *
+ * Open files of the entry keep its data until they are closed.
+ *
+ * Return: 0, -ENOENT if there is no such entry, or -EBUSY if its program
+ * is still loaded.
+ */
+int bpfstash_entry_delete(const u8 *hash)
+{
+	struct bpfstash_entry *e;
+
+	mutex_lock(&store.lock);
+	e = rhashtable_lookup_fast(&store.entries, hash, bpfstash_entry_params);
+	if (!e) {
+		mutex_unlock(&store.lock);
+		return -ENOENT;
+	}
+	if (bpfstash_entry_live(e)) {
+		mutex_unlock(&store.lock);
+		return -EBUSY;
+	}
+	rhashtable_remove_fast(&store.entries, &e->node, bpfstash_entry_params);
+	xa_erase(&store.index, e->index);
+	clear_bit(BPFSTASH_ENTRY_STORED, &e->flags);
+	store.bytes -= bpfstash_entry_bytes(e);
+	store.nr_entries--;
+	mutex_unlock(&store.lock);
+
+	atomic64_inc(&store.deleted);
+	bpfstash_entry_put(e);
+	return 0;
+}
+
+/**
+ * bpfstash_store_get_stats - a consistent copy of the limits and counters
+ * @st: filled in
+ */
+void bpfstash_store_get_stats(struct bpfstash_stats *st)
+{
+	mutex_lock(&store.lock);
+	st->bytes = store.bytes;
+	st->max_bytes = store.max_bytes;
+	st->peak_bytes = store.peak_bytes;
+	st->entries = store.nr_entries;
+	st->max_entries = store.max_entries;
+	st->blobs = store.nr_blobs;
+	st->live_entries = atomic_read(&store.nr_live);
+	mutex_unlock(&store.lock);
+
+	st->considered = atomic64_read(&store.considered);
+	st->stored = atomic64_read(&store.stored);
+	st->preexisting = atomic64_read(&store.preexisting);
+	st->refused_full = atomic64_read(&store.refused_full);
+	st->refused_nomem = atomic64_read(&store.refused_nomem);
+	st->skipped_hardened = atomic64_read(&store.skipped_hardened);
+	st->skipped_unlisted = atomic64_read(&store.skipped_unlisted);
+	st->deleted = atomic64_read(&store.deleted);
+	st->blob_dedup = atomic64_read(&store.blob_dedup);
+	st->btf_hash_cached = atomic64_read(&store.btf_hash_cached);
+	st->hashed_bytes = atomic64_read(&store.hashed_bytes);
+}
+
+static int __init bpfstash_store_init(void)
+{
+	int err;
+
+	BUILD_BUG_ON(sizeof(struct bpfstash_content) % 8);
+	BUILD_BUG_ON(sizeof(struct bpfstash_meta) % 8);
+	BUILD_BUG_ON(sizeof(struct bpfstash_func) != 32);
+	BUILD_BUG_ON(sizeof(struct bpfstash_jited_line) != 8);
+	BUILD_BUG_ON(BPFSTASH_HASH_SIZE > PERF_RECORD_MMAP3_HASH_MAX);
+	BUILD_BUG_ON(BPFSTASH_NAME_LEN != BPF_OBJ_NAME_LEN);
+	BUILD_BUG_ON(BPFSTASH_TAG_SIZE != BPF_TAG_SIZE);
+
+	err = rhashtable_init(&store.entries, &bpfstash_entry_params);
+	if (err)
+		return err;
+	err = rhashtable_init(&store.blobs, &bpfstash_blob_params);
+	if (err)
+		rhashtable_destroy(&store.entries);
+	return err;
+}
+core_initcall(bpfstash_store_init);
+
+#if IS_BUILTIN(CONFIG_BPFSTASH_KUNIT_TEST)
+#include "stash_kunit.c"
+#endif

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit tests for the pure logic of the bpfstash store: the digest, the
+ * canonical serialisation behind an entry's name, the limits, and blob
+ * deduplication and entry lifetime in the store.  Included from stash.c so
+ * that the tests reach its static functions.
+ *
+ * The expected hashes were computed independently, with Python's hashlib
+ * (blake2s, digest_size=32) over the serialisation documented in
+ * include/uapi/linux/bpfstash.h; libbpfstash's tests check the same vector.
+ */
+#include <kunit/test.h>
+
+static void bpfstash_test_digest(struct kunit *test)
+{
+	/* RFC 7693 Appendix B, and the digest of nothing. */
+	static const u8 abc[BPFSTASH_DIGEST_SIZE] = {
+		0x50, 0x8c, 0x5e, 0x8c, 0x32, 0x7c, 0x14, 0xe2, 0xe1, 0xa7, 0x2b,
+		0xa3, 0x4e, 0xeb, 0x45, 0x2f, 0x37, 0x45, 0x8b, 0x20, 0x9e, 0xd6,
+		0x3a, 0x29, 0x4d, 0x99, 0x9b, 0x4c, 0x86, 0x67, 0x59, 0x82,
+	};
+	static const u8 empty[BPFSTASH_DIGEST_SIZE] = {
+		0x69, 0x21, 0x7a, 0x30, 0x79, 0x90, 0x80, 0x94, 0xe1, 0x11, 0x21,
+		0xd0, 0x42, 0x35, 0x4a, 0x7c, 0x1f, 0x55, 0xb6, 0x48, 0x2c, 0xa1,
+		0xa5, 0x1e, 0x1b, 0x25, 0x0d, 0xfd, 0x1e, 0xd0, 0xee, 0xf9,
+	};
+	u8 out[BPFSTASH_DIGEST_SIZE];
+
+	bpfstash_digest("abc", 3, out);
+	KUNIT_EXPECT_MEMEQ(test, out, abc, sizeof(abc));
+	bpfstash_digest(NULL, 0, out);
+	KUNIT_EXPECT_MEMEQ(test, out, empty, sizeof(empty));
+}
+
+/* The vector: two functions, a 6-byte image, a 3-byte "BTF". */
+struct bpfstash_test_vector {
+	struct bpfstash_content content;
+	u8 funcs[80];
+	struct bpfstash_blob *blobs[BPFSTASH_NR_BLOBS];
+};
+
+static struct bpfstash_blob *bpfstash_test_blob(struct kunit *test,
+						const void *data, u32 size)
+{
+	struct bpfstash_blob *b;
+
+	b = kunit_kzalloc(test, struct_size(b, data, size), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	refcount_set(&b->ref, 1);
+	b->size = size;
+	memcpy(b->data, data, size);
+	bpfstash_digest(b->data, size, b->digest);
+	return b;
+}
+
+static void bpfstash_test_vector_init(struct kunit *test,
+				      struct bpfstash_test_vector *v)
+{
+	static const u8 image[] = { 0x55, 0x48, 0x89, 0xe5, 0xc9, 0xc3 };
+	struct bpfstash_func *f = (struct bpfstash_func *)v->funcs;
+	int i;
+
+	memset(v, 0, sizeof(*v));
+	v->content = (struct bpfstash_content){
+		.version = 1, .prog_type = 6, .nr_funcs = 2, .funcs_size = 80,
+		.jited_len = 6, .line_info_rec_size = 16, .func_info_rec_size = 8,
+		.btf_size = 3, .xlated_len = 16, .verified_insns = 2,
+		.gpl_compatible = 1,
+	};
+	for (i = 0; i < BPFSTASH_TAG_SIZE; i++) {
+		v->content.tag[i] = i + 1;
+		f[0].tag[i] = i + 1;
+		f[1].tag[i] = i + 9;
+	}
+	strscpy(v->content.name, "kunit", sizeof(v->content.name));
+	f[0].addr = 0xffffffffc0001000ULL;
+	f[0].len = 4;
+	f[1].addr = 0xffffffffc0002000ULL;
+	f[1].len = 2;
+	f[1].offset = 4;
+	f[1].name_off = 7;
+	memcpy(f + 2, "f_main\0f_sub\0", 13);
+	v->blobs[BPFSTASH_BLOB_JITED] = bpfstash_test_blob(test, image, sizeof(image));
+	v->blobs[BPFSTASH_BLOB_BTF] = bpfstash_test_blob(test, "abc", 3);
+}
+
+static void bpfstash_test_content_hash(struct kunit *test)
+{
+	static const u8 want[BPFSTASH_HASH_SIZE] = {
+		0x94, 0x97, 0xeb, 0xf2, 0x98, 0xcd, 0xdf, 0x67, 0x6f, 0xd2,
+		0x0b, 0x4d, 0xf8, 0xb8, 0x45, 0xfe, 0xbe, 0x0d, 0x3b, 0xbf,
+	};
+	struct bpfstash_test_vector v;
+	u8 hash[BPFSTASH_HASH_SIZE];
+
+	bpfstash_test_vector_init(test, &v);
+	bpfstash_content_hash(&v.content, v.funcs, v.blobs, hash);
+	KUNIT_EXPECT_MEMEQ(test, hash, want, sizeof(want));
+}
+
+/* Every byte that is content changes the name: flip each one in turn. */
+static void bpfstash_test_hash_covers_content(struct kunit *test)
+{
+	struct bpfstash_test_vector v;
+	u8 base[BPFSTASH_HASH_SIZE], hash[BPFSTASH_HASH_SIZE];
+	u8 *p;
+	size_t i;
+	int b;
+
+	bpfstash_test_vector_init(test, &v);
+	bpfstash_content_hash(&v.content, v.funcs, v.blobs, base);
+
+	p = (u8 *)&v.content;
+	for (i = 0; i < sizeof(v.content); i++) {
+		p[i] ^= 0x01;
+		bpfstash_content_hash(&v.content, v.funcs, v.blobs, hash);
+		KUNIT_EXPECT_MEMNEQ_MSG(test, hash, base, sizeof(hash),
+					"content byte %zu not covered", i);
+		p[i] ^= 0x01;
+	}
+	for (i = 0; i < sizeof(v.funcs); i++) {
+		v.funcs[i] ^= 0x80;
+		bpfstash_content_hash(&v.content, v.funcs, v.blobs, hash);
+		KUNIT_EXPECT_MEMNEQ_MSG(test, hash, base, sizeof(hash),
+					"funcs byte %zu not covered", i);
+		v.funcs[i] ^= 0x80;
+	}
+	for (b = 0; b < BPFSTASH_NR_BLOBS; b++) {
+		struct bpfstash_blob *saved = v.blobs[b];
+
+		/* An empty blob and a one-byte blob must differ too. */
+		v.blobs[b] = saved ? NULL : bpfstash_test_blob(test, "", 1);
+		bpfstash_content_hash(&v.content, v.funcs, v.blobs, hash);
+		KUNIT_EXPECT_MEMNEQ_MSG(test, hash, base, sizeof(hash),
+					"blob %d not covered", b);
+		v.blobs[b] = saved;
+	}
+	bpfstash_content_hash(&v.content, v.funcs, v.blobs, hash);
+	KUNIT_EXPECT_MEMEQ(test, hash, base, sizeof(hash));
+}
+
+struct bpfstash_limits_case {
+	const char *desc;
+	u64 bytes, add, max_bytes;
+	u32 entries, max_entries;
+	bool over;
+};
+
+static const struct bpfstash_limits_case bpfstash_limits_cases[] = {
+	{ "empty store, small entry", 0, 100, 1000, 0, 10, false },
+	{ "exactly fills size", 900, 100, 1000, 9, 10, false },
+	{ "one byte over size", 901, 100, 1000, 9, 10, true },
+	{ "entry larger than size", 0, 1001, 1000, 0, 10, true },
+	{ "count reached", 0, 1, 1000, 10, 10, true },
+	{ "count one below", 0, 1, 1000, 9, 10, false },
+	{ "size=0 refuses all", 0, 1, 0, 0, 10, true },
+	{ "max_entries=0 refuses all", 0, 1, 1000, 0, 0, true },
+	{ "no overflow near U64_MAX", U64_MAX - 10, 100, U64_MAX, 0, 10, true },
+	{ "huge limit, huge entry", 0, U64_MAX, U64_MAX, 0, 10, false },
+};
+
+static void bpfstash_limits_desc(const struct bpfstash_limits_case *c, char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(bpfstash_limits, bpfstash_limits_cases, bpfstash_limits_desc);
+
+static void bpfstash_test_limits(struct kunit *test)
+{
+	const struct bpfstash_limits_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, bpfstash_over_limits(c->bytes, c->add, c->max_bytes,
+						   c->entries, c->max_entries),
+			c->over);
+}
+
+/*
+ * The store itself: a fake program per entry, so that the tests do not
+ * depend on the verifier or the JIT.  They run at boot, before anything
+ * can mount the filesystem, and leave the store inactive and empty.
+ */
+struct bpfstash_test_prog {
+	struct bpf_prog prog;
+	struct bpf_prog_aux aux;
+};
+
+static struct bpf_prog *bpfstash_test_prog(struct kunit *test)
+{
+	struct bpfstash_test_prog *p;
+
+	p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p->prog.aux = &p->aux;
+	return &p->prog;
+}
+
+/* An unlisted entry with its own copies of @image and @btf. */
+static struct bpfstash_entry *bpfstash_test_entry(struct kunit *test,
+						  const char *image, const char *btf)
+{
+	struct bpfstash_entry *e;
+	int i;
+
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	refcount_set(&e->ref, 1);
+	INIT_RCU_WORK(&e->free_work, bpfstash_entry_free_work);
+	e->blobs[BPFSTASH_BLOB_JITED] = bpfstash_blob_new(image, strlen(image));
+	e->blobs[BPFSTASH_BLOB_BTF] = bpfstash_blob_new(btf, strlen(btf));
+	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
+		KUNIT_ASSERT_FALSE(test, IS_ERR(e->blobs[i]));
+	e->meta.content.jited_len = strlen(image);
+	e->meta.content.btf_size = strlen(btf);
+	bpfstash_content_hash(&e->meta.content, NULL, e->blobs, e->meta.hash);
+	return e;
+}
+
+static void bpfstash_test_settle(void)
+{
+	/* Entries are freed by rcu_work: wait for the grace period, then it. */
+	rcu_barrier();
+	flush_workqueue(system_wq);
+	rcu_barrier();
+}
+
+static void bpfstash_test_store(struct kunit *test)
+{
+	struct bpf_prog *p1 = bpfstash_test_prog(test);
+	struct bpf_prog *p2 = bpfstash_test_prog(test);
+	struct bpf_prog *p3 = bpfstash_test_prog(test);
+	struct bpfstash_entry *e1, *e2, *e3, *found;
+	struct bpfstash_stats st;
+	u64 dedup = atomic64_read(&store.blob_dedup);
+	u64 one_btf;
+	int err;
+
+	KUNIT_ASSERT_EQ(test, bpfstash_store_activate(1 << 20, 2), 0);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_activate(1 << 20, 2), -EBUSY);
+
+	/* Two programs of one object: different images, one BTF. */
+	e1 = bpfstash_test_entry(test, "image one", "shared btf");
+	e2 = bpfstash_test_entry(test, "image two", "shared btf");
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(p1, e1), 0);
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(p2, e2), 0);
+	KUNIT_EXPECT_PTR_EQ(test, e1->blobs[BPFSTASH_BLOB_BTF], e2->blobs[BPFSTASH_BLOB_BTF]);
+	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 2);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&store.blob_dedup), dedup + 1);
+	KUNIT_EXPECT_PTR_EQ(test, READ_ONCE(p1->aux->stash), e1);
+
+	bpfstash_store_get_stats(&st);
+	KUNIT_EXPECT_EQ(test, st.entries, 2);
+	KUNIT_EXPECT_EQ(test, st.live_entries, 2);
+	KUNIT_EXPECT_EQ(test, st.blobs, 3);
+	one_btf = bpfstash_blob_bytes(e1->blobs[BPFSTASH_BLOB_BTF]);
+	/* The shared BTF is counted once. */
+	KUNIT_EXPECT_EQ(test, st.bytes,
+			bpfstash_entry_bytes(e1) + bpfstash_entry_bytes(e2) +
+			bpfstash_blob_bytes(e1->blobs[BPFSTASH_BLOB_JITED]) +
+			bpfstash_blob_bytes(e2->blobs[BPFSTASH_BLOB_JITED]) + one_btf);
+
+	/* max_entries=2: refused, and the snapshot is untouched. */
+	e3 = bpfstash_test_entry(test, "image three", "shared btf");
+	err = bpfstash_store_insert(p3, e3);
+	KUNIT_EXPECT_EQ(test, err, -ENOSPC);
+	KUNIT_EXPECT_FALSE(test, e3->blobs[BPFSTASH_BLOB_BTF]->listed);
+	bpfstash_entry_free_unlisted(e3);
+	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 2);
+
+	/* A program has one entry. */
+	e3 = bpfstash_test_entry(test, "image one again", "shared btf");
+	bpfstash_store_set_limits(1 << 20, 10);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(p1, e3), -EEXIST);
+	bpfstash_entry_free_unlisted(e3);
+
+	/* Lookup by name, and deletion only once unloaded. */
+	found = bpfstash_entry_lookup(e1->meta.hash);
+	KUNIT_EXPECT_PTR_EQ(test, found, e1);
+	if (found)
+		bpfstash_entry_put(found);
+	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->meta.hash), -EBUSY);
+	__bpfstash_prog_unload(p1);
+	KUNIT_EXPECT_NULL(test, READ_ONCE(p1->aux->stash));
+	KUNIT_EXPECT_FALSE(test, bpfstash_entry_live(e1));
+	KUNIT_EXPECT_NE(test, e1->meta.unload_time, 0);
+	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->meta.hash), 0);
+	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->meta.hash), -ENOENT);
+	KUNIT_EXPECT_NULL(test, bpfstash_entry_lookup(e1->meta.hash));
+
+	/* Unmount drops the rest, including the loaded program's entry. */
+	bpfstash_store_deactivate();
+	/* The fake program is not in the IDR: let go of it by hand. */
+	__bpfstash_prog_unload(p2);
+	bpfstash_test_settle();
+	bpfstash_store_get_stats(&st);
+	KUNIT_EXPECT_EQ(test, st.entries, 0);
+	KUNIT_EXPECT_EQ(test, st.blobs, 0);
+	KUNIT_EXPECT_EQ(test, st.bytes, 0);
+	KUNIT_EXPECT_EQ(test, st.live_entries, 0);
+	KUNIT_EXPECT_FALSE(test, static_key_enabled(&bpfstash_active));
+}
+
+static struct kunit_case bpfstash_test_cases[] = {
+	KUNIT_CASE(bpfstash_test_digest),
+	KUNIT_CASE(bpfstash_test_content_hash),
+	KUNIT_CASE(bpfstash_test_hash_covers_content),
+	KUNIT_CASE_PARAM(bpfstash_test_limits, bpfstash_limits_gen_params),
+	KUNIT_CASE(bpfstash_test_store),
+	{}
+};
+
+static struct kunit_suite bpfstash_test_suite = {
+	.name = "bpfstash",
+	.test_cases = bpfstash_test_cases,
+};
+
+kunit_test_suite(bpfstash_test_suite);

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Runs in the test guest (scripts/vm-run): every in-guest suite, or those
+# named, each with a timeout.  Prints the suites' PASS/FAIL/SKIP lines.
+# Exit status 1 if any suite failed or did not finish.
+top=${BPFSTASH_TOP:?}
+bin=$top/build/tests/guest
+suite_timeout=${BPFSTASH_SUITE_TIMEOUT:-900}
+rc=0
+
+suites="$*"
+[ -n "$suites" ] || suites=$(cat "$top/tests/guest/SUITES")
+
+for s in $suites; do
+	name=${s%%:*}
+	args=""
+	[ "$name" != "$s" ] && args=$(echo "${s#*:}" | tr ',' ' ')
+	if [ ! -x "$bin/$name" ]; then
+		echo "FAIL $name: suite binary $bin/$name not built"
+		rc=1
+		continue
+	fi
+	start=$(cut -d' ' -f1 /proc/uptime)
+	echo "suite $name: start"
+	# Each suite starts from a fresh working directory and sysctl state.
+	(cd /tmp && timeout -k 5 "$suite_timeout" "$bin/$name" $args)
+	src=$?
+	end=$(cut -d' ' -f1 /proc/uptime)
+	echo "suite $name: exit $src, $(echo "$end - $start" | bc) s"
+	if [ $src -eq 124 ] || [ $src -eq 137 ]; then
+		echo "FAIL $name: timed out after ${suite_timeout}s"
+	fi
+	[ $src -eq 0 ] || rc=1
+done
+exit $rc
