@@ -42,6 +42,7 @@ struct bpfstash_fs_info {
 	u64 max_bytes;
 	u32 max_entries;
 	unsigned int opts;	/* the options given, as BIT(Opt_*) */
+	bool activated;		/* this superblock activated the store */
 };
 
 enum {
@@ -280,6 +281,10 @@ static const struct inode_operations bpfstash_file_iops = {
 	.getattr	= bpfstash_entry_getattr,
 };
 
+static const struct inode_operations bpfstash_stats_iops = {
+	.setattr	= bpfstash_setattr,
+};
+
 static struct dentry *bpfstash_entry_lookup_file(struct inode *dir, struct dentry *dentry,
 						 unsigned int flags)
 {
@@ -325,7 +330,7 @@ static int bpfstash_entry_iterate(struct file *file, struct dir_context *ctx)
 	return 0;
 }
 
-static int bpfstash_dir_open(struct file *file)
+static int bpfstash_dir_open(struct inode *inode, struct file *file)
 {
 	if (file->f_mode & FMODE_WRITE)
 		return -EISDIR;
@@ -357,7 +362,7 @@ static struct dentry *bpfstash_root_lookup(struct inode *dir, struct dentry *den
 		inode = bpfstash_new_inode(sb, BPFSTASH_STATS_INO, S_IFREG | 0444);
 		if (!inode)
 			return ERR_PTR(-ENOMEM);
-		inode->i_op = &bpfstash_file_iops;
+		inode->i_op = &bpfstash_stats_iops;
 		inode->i_fop = &bpfstash_stats_fops;
 		return d_splice_alias(inode, dentry);
 	}
@@ -471,7 +476,8 @@ static const struct dentry_operations bpfstash_dentry_ops = {
 
 static int bpfstash_fill_super(struct super_block *sb, struct fs_context *fc)
 {
-	struct bpfstash_fs_info *fsi = fc->s_fs_info;
+	/* sget_fc() handed the options over to the superblock. */
+	struct bpfstash_fs_info *fsi = sb->s_fs_info;
 	struct inode *root;
 	int err;
 
@@ -482,28 +488,22 @@ static int bpfstash_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_op = &bpfstash_super_ops;
 	sb->s_d_op = &bpfstash_dentry_ops;
 	sb->s_time_gran = 1;
-	/* Borrowed from @fc until the store is active; see bpfstash_kill_sb(). */
-	sb->s_fs_info = fsi;
 
-	err = -ENOMEM;
 	root = bpfstash_new_inode(sb, BPFSTASH_ROOT_INO, S_IFDIR | fsi->mode);
 	if (!root)
-		goto err;
+		return -ENOMEM;
 	root->i_op = &bpfstash_root_iops;
 	root->i_fop = &bpfstash_root_fops;
 	set_nlink(root, 2);
 	sb->s_root = d_make_root(root);
 	if (!sb->s_root)
-		goto err;
+		return -ENOMEM;
 
 	err = bpfstash_store_activate(fsi->max_bytes, fsi->max_entries);
 	if (err)
-		goto err;
-	fc->s_fs_info = NULL;
+		return err;
+	fsi->activated = true;
 	return 0;
-err:
-	sb->s_fs_info = NULL;
-	return err;
 }
 
 static int bpfstash_get_tree(struct fs_context *fc)
@@ -516,7 +516,10 @@ static int bpfstash_get_tree(struct fs_context *fc)
 	err = get_tree_single(fc, bpfstash_fill_super);
 	if (err)
 		return err;
-	/* A second mount of the one instance applies the options it was given. */
+	/*
+	 * A second mount of the one instance keeps the options in @fc
+	 * (sget_fc() moves them to a new superblock only): apply them.
+	 */
 	if (fc->s_fs_info)
 		return bpfstash_reconfigure(fc);
 	return 0;
@@ -557,10 +560,9 @@ static void bpfstash_kill_sb(struct super_block *sb)
 
 	/*
 	 * Deactivate first: once kill_anon_super() has taken the superblock
-	 * off the list, a new mount may activate the store again.  Only a
-	 * superblock that activated the store owns @fsi.
+	 * off the list, a new mount may activate the store again.
 	 */
-	if (fsi)
+	if (fsi && fsi->activated)
 		bpfstash_store_deactivate();
 	kill_anon_super(sb);
 	kfree(fsi);

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bpfstash: the files of an entry, and the stats file.
+ *
+ * Binary files are the blobs as the store holds them, with the layouts of
+ * include/uapi/linux/bpfstash.h.  Text files are generated on read from
+ * the same data, for people with cat(1); "lines" resolves each jited line
+ * info record to file:line:col and the source line, from the entry's BTF.
+ */
+#include <linux/btf.h>
+#include <linux/filter.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/time64.h>
+#include <linux/timekeeping.h>
+#include <uapi/linux/btf.h>
+
+#include "internal.h"
+
+static int bpfstash_file_open(struct inode *inode, struct file *file)
+{
+	struct bpfstash_entry *e = bpfstash_inode_entry(inode);
+	int err;
+
+	/* Root bypasses the 0400 mode; nothing here is writable by anyone. */
+	if (file->f_mode & FMODE_WRITE)
+		return -EPERM;
+	err = bpfstash_open_gate(file);
+	if (err)
+		return err;
+	WRITE_ONCE(e->last_access, ktime_get_real_ns());
+	return 0;
+}
+
+/* The meta file, with the state as it is now. */
+static void bpfstash_meta_now(const struct bpfstash_entry *e, struct bpfstash_meta *m)
+{
+	*m = e->meta;
+	m->flags = 0;
+	if (bpfstash_entry_live(e)) {
+		m->flags |= BPFSTASH_META_LOADED;
+		m->unload_time = 0;
+		m->unload_time_real = 0;
+	} else {
+		/* Pairs with the barrier in __bpfstash_prog_unload(). */
+		smp_rmb();
+		m->unload_time = READ_ONCE(e->meta.unload_time);
+		m->unload_time_real = READ_ONCE(e->meta.unload_time_real);
+	}
+}
+
+/* The bytes of a binary file, or NULL for a text file. */
+static const void *bpfstash_file_data(const struct bpfstash_entry *e,
+				      const struct bpfstash_file *f, size_t *size)
+{
+	if (f->blob >= 0) {
+		*size = bpfstash_blob_size(e, f->blob);
+		return bpfstash_blob_data(e, f->blob);
+	}
+	if (!strcmp(f->name, "funcs")) {
+		*size = e->funcs_size;
+		return e->funcs;
+	}
+	*size = 0;
+	return NULL;
+}
+
+loff_t bpfstash_file_size(const struct bpfstash_entry *e, const struct bpfstash_file *f)
+{
+	size_t size;
+
+	if (!strcmp(f->name, "meta"))
+		return sizeof(struct bpfstash_meta);
+	bpfstash_file_data(e, f, &size);
+	return size;	/* text files: 0, as in procfs */
+}
+
+static ssize_t bpfstash_blob_read(struct file *file, char __user *buf, size_t count,
+				  loff_t *ppos)
+{
+	const struct bpfstash_entry *e = bpfstash_inode_entry(file_inode(file));
+	const struct bpfstash_file *f = file->private_data;
+	const void *data;
+	size_t size;
+
+	/* The opener's credentials, also at read time (as kallsyms decides). */
+	if (!bpf_dump_raw_ok(file->f_cred))
+		return -EPERM;
+	data = bpfstash_file_data(e, f, &size);
+	return simple_read_from_buffer(buf, count, ppos, data, size);
+}
+
+static ssize_t bpfstash_meta_read(struct file *file, char __user *buf, size_t count,
+				  loff_t *ppos)
+{
+	const struct bpfstash_entry *e = bpfstash_inode_entry(file_inode(file));
+	struct bpfstash_meta m;
+
+	if (!bpf_dump_raw_ok(file->f_cred))
+		return -EPERM;
+	bpfstash_meta_now(e, &m);
+	return simple_read_from_buffer(buf, count, ppos, &m, sizeof(m));
+}
+
+static const struct bpfstash_file *bpfstash_file_of(struct inode *inode)
+{
+	return &bpfstash_files[(inode->i_ino % BPFSTASH_INO_STRIDE) - 1];
+}
+
+static int bpfstash_blob_open(struct inode *inode, struct file *file)
+{
+	int err = bpfstash_file_open(inode, file);
+
+	if (err)
+		return err;
+	file->private_data = (void *)bpfstash_file_of(inode);
+	return 0;
+}
+
+static const struct file_operations bpfstash_blob_fops = {
+	.open		= bpfstash_blob_open,
+	.read		= bpfstash_blob_read,
+	.llseek		= default_llseek,
+};
+
+static const struct file_operations bpfstash_meta_fops = {
+	.open		= bpfstash_file_open,
+	.read		= bpfstash_meta_read,
+	.llseek		= default_llseek,
+};
+
+/* Text files: seq_file over the entry, which the inode keeps alive. */
+
+static const char *bpfstash_func_name(const struct bpfstash_entry *e, u32 i)
+{
+	const struct bpfstash_func *f = e->funcs;
+
+	return (const char *)(f + e->meta.content.nr_funcs) + f[i].name_off;
+}
+
+static void bpfstash_print_time(struct seq_file *m, const char *key, u64 real_ns,
+				u64 boot_ns)
+{
+	struct tm tm;
+
+	if (!real_ns) {
+		seq_printf(m, "%-16s -\n", key);
+		return;
+	}
+	time64_to_tm(div_u64(real_ns, NSEC_PER_SEC), 0, &tm);
+	seq_printf(m, "%-16s %04ld-%02d-%02dT%02d:%02d:%02d.%09uZ (boot +%llu.%09llu s)\n",
+		   key, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		   tm.tm_min, tm.tm_sec, (u32)do_div(real_ns, NSEC_PER_SEC),
+		   div_u64(boot_ns, NSEC_PER_SEC), boot_ns % NSEC_PER_SEC);
+}
+
+static int bpfstash_info_show(struct seq_file *m, void *v)
+{
+	const struct bpfstash_entry *e = m->private;
+	const struct bpfstash_content *c = &e->meta.content;
+	struct bpfstash_meta meta;
+
+	bpfstash_meta_now(e, &meta);
+	seq_printf(m, "%-16s %*phN\n", "hash", BPFSTASH_HASH_SIZE, meta.hash);
+	seq_printf(m, "%-16s %.*s\n", "name", BPFSTASH_NAME_LEN, c->name);
+	seq_printf(m, "%-16s %u\n", "prog_id", meta.prog_id);
+	seq_printf(m, "%-16s %u\n", "prog_type", c->prog_type);
+	seq_printf(m, "%-16s %*phN\n", "tag", BPFSTASH_TAG_SIZE, c->tag);
+	seq_printf(m, "%-16s %s\n", "state", meta.flags & BPFSTASH_META_LOADED ?
+		   "loaded" : "unloaded");
+	bpfstash_print_time(m, "load_time", meta.load_time_real, meta.load_time);
+	bpfstash_print_time(m, "unload_time", meta.unload_time_real, meta.unload_time);
+	seq_printf(m, "%-16s %u\n", "uid", meta.uid);
+	seq_printf(m, "%-16s %u\n", "functions", c->nr_funcs);
+	seq_printf(m, "%-16s %u\n", "jited_bytes", c->jited_len);
+	seq_printf(m, "%-16s %u\n", "xlated_bytes", c->xlated_len);
+	seq_printf(m, "%-16s %u\n", "verified_insns", c->verified_insns);
+	seq_printf(m, "%-16s %u\n", "line_info", c->nr_line_info);
+	seq_printf(m, "%-16s %u\n", "jited_line_info", c->nr_jited_line_info);
+	seq_printf(m, "%-16s %u\n", "func_info", c->nr_func_info);
+	seq_printf(m, "%-16s %u\n", "btf_id", meta.btf_id);
+	seq_printf(m, "%-16s %u\n", "btf_bytes", c->btf_size);
+	seq_printf(m, "%-16s %u\n", "gpl_compatible", c->gpl_compatible);
+	seq_printf(m, "%-16s %u\n", "expected_attach", c->expected_attach_type);
+	seq_printf(m, "%-16s %s (btf_id %u, btf obj %u)\n", "attach_target",
+		   meta.attach_func_name[0] ? meta.attach_func_name : "-",
+		   c->attach_btf_id, meta.attach_btf_obj_id);
+	seq_printf(m, "%-16s %llu\n", "bytes", meta.bytes);
+	return 0;
+}
+
+static int bpfstash_functions_show(struct seq_file *m, void *v)
+{
+	const struct bpfstash_entry *e = m->private;
+	const struct bpfstash_func *f = e->funcs;
+	u32 i;
+
+	seq_puts(m, "# idx start            end              size  tag              name\n");
+	for (i = 0; i < e->meta.content.nr_funcs; i++)
+		seq_printf(m, "%5u %016llx %016llx %5u %*phN %s\n", i, f[i].addr,
+			   f[i].addr + f[i].len, f[i].len, BPFSTASH_TAG_SIZE,
+			   f[i].tag, bpfstash_func_name(e, i));
+	return 0;
+}
+
+/*
+ * The string section of the entry's raw BTF, checked: the entry could hold
+ * any BTF the verifier accepted, but this code does not rely on that.
+ */
+static const char *bpfstash_btf_strings(const struct bpfstash_entry *e, u32 *len)
+{
+	const struct btf_header *hdr = bpfstash_blob_data(e, BPFSTASH_BLOB_BTF);
+	u32 size = bpfstash_blob_size(e, BPFSTASH_BLOB_BTF);
+	u64 start;
+
+	*len = 0;
+	if (size < sizeof(*hdr) || hdr->magic != BTF_MAGIC || hdr->hdr_len > size)
+		return NULL;
+	start = (u64)hdr->hdr_len + hdr->str_off;
+	if (start > size || hdr->str_len > size - start)
+		return NULL;
+	*len = hdr->str_len;
+	return (const char *)hdr + start;
+}
+
+static const char *bpfstash_btf_str(const char *strs, u32 len, u32 off)
+{
+	if (!strs || off >= len || !strnchr(strs + off, len - off, '\0'))
+		return "?";
+	return strs + off;
+}
+
+static void *bpfstash_lines_start(struct seq_file *m, loff_t *pos)
+{
+	const struct bpfstash_entry *e = m->private;
+
+	/* Records are 1-based positions, shifted past SEQ_START_TOKEN. */
+	if (*pos == 0)
+		return SEQ_START_TOKEN;
+	return *pos <= e->meta.content.nr_line_info ? (void *)(uintptr_t)(*pos + 1) : NULL;
+}
+
+static void *bpfstash_lines_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	++*pos;
+	return bpfstash_lines_start(m, pos);
+}
+
+static void bpfstash_lines_stop(struct seq_file *m, void *v)
+{
+}
+
+static int bpfstash_lines_show(struct seq_file *m, void *v)
+{
+	const struct bpfstash_entry *e = m->private;
+	const struct bpfstash_content *c = &e->meta.content;
+	const struct bpfstash_jited_line *jl;
+	const struct bpf_line_info *li;
+	const struct bpfstash_func *f;
+	const char *strs, *src;
+	u32 i, strs_len;
+
+	if (v == SEQ_START_TOKEN) {
+		seq_puts(m, "# address         function+offset\tfile:line:col\tsource\n");
+		return 0;
+	}
+	i = (uintptr_t)v - 2;
+	li = (const struct bpf_line_info *)bpfstash_blob_data(e, BPFSTASH_BLOB_LINE_INFO) + i;
+	jl = bpfstash_blob_data(e, BPFSTASH_BLOB_JITED_LINE_INFO);
+	f = e->funcs;
+	strs = bpfstash_btf_strings(e, &strs_len);
+
+	if (jl && i < c->nr_jited_line_info && jl[i].func < c->nr_funcs)
+		seq_printf(m, "%016llx %s+0x%x", f[jl[i].func].addr + jl[i].off,
+			   bpfstash_func_name(e, jl[i].func), jl[i].off);
+	else
+		seq_printf(m, "%-16s insn %u", "-", li->insn_off);
+	src = bpfstash_btf_str(strs, strs_len, li->line_off);
+	seq_printf(m, "\t%s:%u:%u\t%s\n", bpfstash_btf_str(strs, strs_len, li->file_name_off),
+		   BPF_LINE_INFO_LINE_NUM(li->line_col),
+		   BPF_LINE_INFO_LINE_COL(li->line_col), skip_spaces(src));
+	return 0;
+}
+
+static const struct seq_operations bpfstash_lines_sops = {
+	.start	= bpfstash_lines_start,
+	.next	= bpfstash_lines_next,
+	.stop	= bpfstash_lines_stop,
+	.show	= bpfstash_lines_show,
+};
+
+static int bpfstash_lines_open(struct inode *inode, struct file *file)
+{
+	int err = bpfstash_file_open(inode, file);
+
+	if (err)
+		return err;
+	err = seq_open(file, &bpfstash_lines_sops);
+	if (!err)
+		((struct seq_file *)file->private_data)->private =
+			bpfstash_inode_entry(inode);
+	return err;
+}
+
+static int bpfstash_info_open(struct inode *inode, struct file *file)
+{
+	int err = bpfstash_file_open(inode, file);
+
+	return err ?: single_open(file, bpfstash_info_show, bpfstash_inode_entry(inode));
+}
+
+static int bpfstash_functions_open(struct inode *inode, struct file *file)
+{
+	int err = bpfstash_file_open(inode, file);
+
+	return err ?: single_open(file, bpfstash_functions_show,
+				  bpfstash_inode_entry(inode));
+}
+
+static ssize_t bpfstash_text_read(struct file *file, char __user *buf, size_t count,
+				  loff_t *ppos)
+{
+	if (!bpf_dump_raw_ok(file->f_cred))
+		return -EPERM;
+	return seq_read(file, buf, count, ppos);
+}
+
+static const struct file_operations bpfstash_info_fops = {
+	.open		= bpfstash_info_open,
+	.read		= bpfstash_text_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+static const struct file_operations bpfstash_functions_fops = {
+	.open		= bpfstash_functions_open,
+	.read		= bpfstash_text_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+static const struct file_operations bpfstash_lines_fops = {
+	.open		= bpfstash_lines_open,
+	.read		= bpfstash_text_read,
+	.llseek		= seq_lseek,
+	.release	= seq_release,
+};
+
+/* Order matters: it fixes the inode numbers (see internal.h). */
+const struct bpfstash_file bpfstash_files[] = {
+	{ "meta",		&bpfstash_meta_fops,	-1 },
+	{ "funcs",		&bpfstash_blob_fops,	-1 },
+	{ "jited",		&bpfstash_blob_fops,	BPFSTASH_BLOB_JITED },
+	{ "line_info",		&bpfstash_blob_fops,	BPFSTASH_BLOB_LINE_INFO },
+	{ "jited_line_info",	&bpfstash_blob_fops,	BPFSTASH_BLOB_JITED_LINE_INFO },
+	{ "func_info",		&bpfstash_blob_fops,	BPFSTASH_BLOB_FUNC_INFO },
+	{ "btf",		&bpfstash_blob_fops,	BPFSTASH_BLOB_BTF },
+	{ "info",		&bpfstash_info_fops,	-1 },
+	{ "functions",		&bpfstash_functions_fops, -1 },
+	{ "lines",		&bpfstash_lines_fops,	-1 },
+};
+const unsigned int bpfstash_nr_files = ARRAY_SIZE(bpfstash_files);
+
+static int bpfstash_stats_show(struct seq_file *m, void *v)
+{
+	struct bpfstash_stats st;
+
+	bpfstash_store_get_stats(&st);
+	seq_printf(m, "entries %u\n", st.entries);
+	seq_printf(m, "max_entries %u\n", st.max_entries);
+	seq_printf(m, "live_entries %u\n", st.live_entries);
+	seq_printf(m, "bytes %llu\n", st.bytes);
+	seq_printf(m, "max_bytes %llu\n", st.max_bytes);
+	seq_printf(m, "peak_bytes %llu\n", st.peak_bytes);
+	seq_printf(m, "blobs %u\n", st.blobs);
+	seq_printf(m, "considered %llu\n", st.considered);
+	seq_printf(m, "stored %llu\n", st.stored);
+	seq_printf(m, "preexisting %llu\n", st.preexisting);
+	seq_printf(m, "refused_full %llu\n", st.refused_full);
+	seq_printf(m, "refused_nomem %llu\n", st.refused_nomem);
+	seq_printf(m, "skipped_hardened %llu\n", st.skipped_hardened);
+	seq_printf(m, "skipped_unlisted %llu\n", st.skipped_unlisted);
+	seq_printf(m, "deleted %llu\n", st.deleted);
+	seq_printf(m, "blob_dedup %llu\n", st.blob_dedup);
+	seq_printf(m, "btf_hash_cached %llu\n", st.btf_hash_cached);
+	seq_printf(m, "hashed_bytes %llu\n", st.hashed_bytes);
+	return 0;
+}
+
+static int bpfstash_stats_open(struct inode *inode, struct file *file)
+{
+	if (file->f_mode & FMODE_WRITE)
+		return -EPERM;
+	return single_open(file, bpfstash_stats_show, NULL);
+}
+
+const struct file_operations bpfstash_stats_fops = {
+	.open		= bpfstash_stats_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
