@@ -22,7 +22,7 @@ else
 Q := @
 endif
 
-.PHONY: all deps tree kernel kernel-debug kernel-bench bpftool tests \
+.PHONY: all deps tree kernel kernel-debug kernel-bench bpftool tests libbpfstash tools \
 	check check-host check-guest demo bench clean distclean help
 
 all: kernel-debug bpftool tests
@@ -56,7 +56,13 @@ bpftool: tree
 		feature-clang-bpf-co-re=0 -j$(JOBS) > $(B)/bpftool/build.log 2>&1 || \
 		{ tail -30 $(B)/bpftool/build.log; exit 1; }
 
-tests: deps
+# The userspace half: libbpfstash and the tools built on it.
+libbpfstash: deps
+	$(Q)$(MAKE) -s -C tools/lib/bpfstash O=$(B)/libbpfstash
+
+tools: libbpfstash
+
+tests: deps tools
 	$(Q)$(MAKE) -s -C tests O=$(B)/tests
 
 check: deps kernel-debug bpftool tests

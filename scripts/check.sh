@@ -42,21 +42,21 @@ if [ "${GUEST:-1}" = 1 ]; then
 	gwall=$(($(date +%s) - gstart))
 	console=$out/guest/console.log
 
-	# KUnit results (KTAP) from the console: suites at indent 4, tests at 8.
+	# KUnit results (KTAP) from the console: "    # Subtest: <suite>", then
+	# the suite's tests at the same indent; parameters are nested deeper.
 	sed -e 's/^\[ *[0-9.]*\] //' "$console" 2>/dev/null | awk '
 		/^    # Subtest: / { suite = $3; next }
-		suite != "" && /^        (not )?ok [0-9]+ / {
-			line = $0; sub(/^        /, "", line)
+		/^[^ ]/ { suite = "" }
+		suite != "" && /^    (not )?ok [0-9]+ / {
+			line = $0; sub(/^    /, "", line)
 			ok = (line ~ /^ok/); sub(/^(not )?ok [0-9]+ /, "", line)
-			name = line; reason = ""
 			if (index(line, " # SKIP")) {
 				name = substr(line, 1, index(line, " # SKIP") - 1)
-				reason = substr(line, index(line, " # SKIP") + 8)
-				printf "SKIP kunit.%s.%s: %s\n", suite, name, reason
+				printf "SKIP kunit.%s.%s: %s\n", suite, name, substr(line, index(line, " # SKIP") + 8)
 			} else if (ok) {
-				printf "PASS kunit.%s.%s\n", suite, name
+				printf "PASS kunit.%s.%s\n", suite, line
 			} else {
-				printf "FAIL kunit.%s.%s: see %s\n", suite, name, "build/check/guest/console.log"
+				printf "FAIL kunit.%s.%s: see build/check/guest/console.log\n", suite, line
 			}
 		}' > "$out/kunit"
 	if grep -q 'CONFIG_BPFSTASH_KUNIT_TEST=y' "$top/build/kernel-debug/.config" &&

@@ -378,6 +378,7 @@ static int bpfstash_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "considered %llu\n", st.considered);
 	seq_printf(m, "stored %llu\n", st.stored);
 	seq_printf(m, "preexisting %llu\n", st.preexisting);
+	seq_printf(m, "reloaded %llu\n", st.reloaded);
 	seq_printf(m, "refused_full %llu\n", st.refused_full);
 	seq_printf(m, "refused_nomem %llu\n", st.refused_nomem);
 	seq_printf(m, "skipped_hardened %llu\n", st.skipped_hardened);

@@ -93,6 +93,7 @@ struct bpfstash_stats {
 	u64 considered;		/* programs seen: stored + refused_* */
 	u64 stored;
 	u64 preexisting;	/* of @stored, loaded before the mount */
+	u64 reloaded;		/* of @stored, identical to an unloaded entry */
 	u64 refused_full;
 	u64 refused_nomem;
 	u64 skipped_hardened;	/* bpf_jit_harden hides them from kallsyms */

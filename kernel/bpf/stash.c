@@ -60,6 +60,9 @@
 
 DEFINE_STATIC_KEY_FALSE(bpfstash_active);
 
+/* Frees entries; flushed at unmount so that memory is back when it returns. */
+static struct workqueue_struct *bpfstash_wq;
+
 /*
  * Allocations on the load path: charged to the memory cgroup of whoever
  * mounted the stash (see bpfstash_charge_begin()), never retried hard,
@@ -100,6 +103,7 @@ static struct bpfstash_store {
 	atomic64_t considered;
 	atomic64_t stored;
 	atomic64_t preexisting;
+	atomic64_t reloaded;
 	atomic64_t refused_full;
 	atomic64_t refused_nomem;
 	atomic64_t skipped_hardened;
@@ -239,6 +243,7 @@ static struct bpfstash_blob *bpfstash_blob_alloc(u32 size)
 		return NULL;
 	refcount_set(&b->ref, 1);
 	b->size = size;
+	b->listed = false;
 	return b;
 }
 
@@ -392,7 +397,7 @@ static void bpfstash_entry_free_unlisted(struct bpfstash_entry *e)
 void bpfstash_entry_put(struct bpfstash_entry *e)
 {
 	if (refcount_dec_and_test(&e->ref))
-		queue_rcu_work(system_wq, &e->free_work);
+		queue_rcu_work(bpfstash_wq, &e->free_work);
 }
 
 /* The programs the stash may show: exactly those /proc/kallsyms lists. */
@@ -605,17 +610,23 @@ err:
 
 /*
  * Make a snapshot visible, deduplicating its blobs against stored ones.
- * Returns 0, -ENOSPC when the limits refuse it, -ENOMEM, -ENODEV when the
- * store is not active, or -EEXIST when @prog already has an entry.  On
- * error the snapshot is left as it was, for the caller to free: that keeps
- * fault injection (fail_function) on this function leak-free.
+ * Returns 0 with *@stored set to the entry now holding @prog: @e, or an
+ * unloaded entry with the same content (a program loaded again at the
+ * address of an identical one that is gone), whose state then describes
+ * @prog.  Or -ENOSPC when the limits refuse it, -ENOMEM, -ENODEV when the
+ * store is not active, -EEXIST when @prog already has an entry.  Unless
+ * *@stored == @e, the snapshot is left as it was for the caller to free:
+ * that also keeps fault injection (fail_function) on this function
+ * leak-free.
  */
 static noinline int bpfstash_store_insert(struct bpf_prog *prog,
-					  struct bpfstash_entry *e)
+					  struct bpfstash_entry *e,
+					  struct bpfstash_entry **stored)
 {
 	struct bpfstash_blob *dups[BPFSTASH_NR_BLOBS] = {};
 	bool fresh[BPFSTASH_NR_BLOBS] = {};
 	u64 add = bpfstash_entry_bytes(e);
+	struct bpfstash_entry *old_entry;
 	int err, i;
 	u32 index;
 
@@ -627,6 +638,33 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 	if (READ_ONCE(prog->aux->stash)) {
 		err = -EEXIST;
 		goto unlock;
+	}
+
+	old_entry = rhashtable_lookup_fast(&store.entries, e->meta.hash,
+					   bpfstash_entry_params);
+	if (old_entry) {
+		/* Same content: only one program can be loaded at an address. */
+		if (bpfstash_entry_live(old_entry)) {
+			err = -EEXIST;
+			goto unlock;
+		}
+		old_entry->meta.prog_id = e->meta.prog_id;
+		old_entry->meta.uid = e->meta.uid;
+		old_entry->meta.btf_id = e->meta.btf_id;
+		old_entry->meta.attach_btf_obj_id = e->meta.attach_btf_obj_id;
+		WRITE_ONCE(old_entry->meta.load_time, e->meta.load_time);
+		WRITE_ONCE(old_entry->meta.load_time_real, e->meta.load_time_real);
+		WRITE_ONCE(old_entry->meta.unload_time, 0);
+		WRITE_ONCE(old_entry->meta.unload_time_real, 0);
+		WRITE_ONCE(old_entry->last_access, e->last_access);
+		set_bit(BPFSTASH_ENTRY_LIVE, &old_entry->flags);
+		atomic_inc(&store.nr_live);
+		refcount_inc(&old_entry->ref);
+		WRITE_ONCE(prog->aux->stash, old_entry);
+		mutex_unlock(&store.lock);
+		atomic64_inc(&store.reloaded);
+		*stored = old_entry;
+		return 0;
 	}
 
 	/* Dedup against stored blobs; count only what is new. */
@@ -663,8 +701,7 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 		e->blobs[i]->listed = true;
 		store.nr_blobs++;
 	}
-	err = rhashtable_lookup_insert_fast(&store.entries, &e->node,
-					    bpfstash_entry_params);
+	err = rhashtable_insert_fast(&store.entries, &e->node, bpfstash_entry_params);
 	if (err)
 		goto undo;
 	err = xa_alloc_cyclic(&store.index, &index, e, xa_limit_32b,
@@ -693,6 +730,7 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 			bpfstash_blob_put(dups[i]);
 		}
 	}
+	*stored = e;
 	return 0;
 
 undo:
@@ -727,7 +765,7 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 			       struct bpfstash_entry **out)
 {
 	struct mem_cgroup *memcg, *old_memcg;
-	struct bpfstash_entry *e;
+	struct bpfstash_entry *e, *stored = NULL;
 	int err;
 
 	*out = NULL;
@@ -753,9 +791,10 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 	memcg = bpfstash_charge_begin(&old_memcg);
 	err = bpfstash_snapshot(prog, &e);
 	if (!err) {
-		err = bpfstash_store_insert(prog, e);
-		if (err)
+		err = bpfstash_store_insert(prog, e, &stored);
+		if (err || stored != e)
 			bpfstash_entry_free_unlisted(e);
+		e = stored;
 	}
 	bpfstash_charge_end(memcg, old_memcg);
 
@@ -867,6 +906,19 @@ int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
 	store.max_bytes = max_bytes;
 	store.max_entries = max_entries;
 	store.peak_bytes = store.bytes;
+	/* Counters describe this mount. */
+	atomic64_set(&store.considered, 0);
+	atomic64_set(&store.stored, 0);
+	atomic64_set(&store.preexisting, 0);
+	atomic64_set(&store.reloaded, 0);
+	atomic64_set(&store.refused_full, 0);
+	atomic64_set(&store.refused_nomem, 0);
+	atomic64_set(&store.skipped_hardened, 0);
+	atomic64_set(&store.skipped_unlisted, 0);
+	atomic64_set(&store.deleted, 0);
+	atomic64_set(&store.blob_dedup, 0);
+	atomic64_set(&store.btf_hash_cached, 0);
+	atomic64_set(&store.hashed_bytes, 0);
 #ifdef CONFIG_MEMCG
 	memcg = get_mem_cgroup_from_current();
 #endif
@@ -928,6 +980,14 @@ void bpfstash_store_deactivate(void)
 
 	/* Loaded programs hold their entries; let go of them too. */
 	bpfstash_walk_progs(false);
+
+	/*
+	 * Wait for the entries dropped above to be freed (rcu_work: a grace
+	 * period, then the work), so that unmounting returns the memory.
+	 * Entries of files still open are freed when they are closed.
+	 */
+	rcu_barrier();
+	flush_workqueue(bpfstash_wq);
 
 #ifdef CONFIG_MEMCG
 	if (memcg) {
@@ -1030,6 +1090,7 @@ void bpfstash_store_get_stats(struct bpfstash_stats *st)
 	st->considered = atomic64_read(&store.considered);
 	st->stored = atomic64_read(&store.stored);
 	st->preexisting = atomic64_read(&store.preexisting);
+	st->reloaded = atomic64_read(&store.reloaded);
 	st->refused_full = atomic64_read(&store.refused_full);
 	st->refused_nomem = atomic64_read(&store.refused_nomem);
 	st->skipped_hardened = atomic64_read(&store.skipped_hardened);
@@ -1052,12 +1113,20 @@ static int __init bpfstash_store_init(void)
 	BUILD_BUG_ON(BPFSTASH_NAME_LEN != BPF_OBJ_NAME_LEN);
 	BUILD_BUG_ON(BPFSTASH_TAG_SIZE != BPF_TAG_SIZE);
 
+	bpfstash_wq = alloc_workqueue("bpfstash", WQ_UNBOUND, 0);
+	if (!bpfstash_wq)
+		return -ENOMEM;
 	err = rhashtable_init(&store.entries, &bpfstash_entry_params);
 	if (err)
-		return err;
+		goto err_wq;
 	err = rhashtable_init(&store.blobs, &bpfstash_blob_params);
 	if (err)
-		rhashtable_destroy(&store.entries);
+		goto err_entries;
+	return 0;
+err_entries:
+	rhashtable_destroy(&store.entries);
+err_wq:
+	destroy_workqueue(bpfstash_wq);
 	return err;
 }
 core_initcall(bpfstash_store_init);

@@ -220,7 +220,7 @@ static void bpfstash_test_settle(void)
 {
 	/* Entries are freed by rcu_work: wait for the grace period, then it. */
 	rcu_barrier();
-	flush_workqueue(system_wq);
+	flush_workqueue(bpfstash_wq);
 	rcu_barrier();
 }
 
@@ -229,7 +229,7 @@ static void bpfstash_test_store(struct kunit *test)
 	struct bpf_prog *p1 = bpfstash_test_prog(test);
 	struct bpf_prog *p2 = bpfstash_test_prog(test);
 	struct bpf_prog *p3 = bpfstash_test_prog(test);
-	struct bpfstash_entry *e1, *e2, *e3, *found;
+	struct bpfstash_entry *e1, *e2, *e3, *found, *stored;
 	struct bpfstash_stats st;
 	u64 dedup = atomic64_read(&store.blob_dedup);
 	u64 one_btf;
@@ -241,8 +241,8 @@ static void bpfstash_test_store(struct kunit *test)
 	/* Two programs of one object: different images, one BTF. */
 	e1 = bpfstash_test_entry(test, "image one", "shared btf");
 	e2 = bpfstash_test_entry(test, "image two", "shared btf");
-	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(p1, e1), 0);
-	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(p2, e2), 0);
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(p1, e1, &stored), 0);
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(p2, e2, &stored), 0);
 	KUNIT_EXPECT_PTR_EQ(test, e1->blobs[BPFSTASH_BLOB_BTF], e2->blobs[BPFSTASH_BLOB_BTF]);
 	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 2);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&store.blob_dedup), dedup + 1);
@@ -261,7 +261,7 @@ static void bpfstash_test_store(struct kunit *test)
 
 	/* max_entries=2: refused, and the snapshot is untouched. */
 	e3 = bpfstash_test_entry(test, "image three", "shared btf");
-	err = bpfstash_store_insert(p3, e3);
+	err = bpfstash_store_insert(p3, e3, &stored);
 	KUNIT_EXPECT_EQ(test, err, -ENOSPC);
 	KUNIT_EXPECT_FALSE(test, e3->blobs[BPFSTASH_BLOB_BTF]->listed);
 	bpfstash_entry_free_unlisted(e3);
@@ -270,7 +270,7 @@ static void bpfstash_test_store(struct kunit *test)
 	/* A program has one entry. */
 	e3 = bpfstash_test_entry(test, "image one again", "shared btf");
 	bpfstash_store_set_limits(1 << 20, 10);
-	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(p1, e3), -EEXIST);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(p1, e3, &stored), -EEXIST);
 	bpfstash_entry_free_unlisted(e3);
 
 	/* Lookup by name, and deletion only once unloaded. */
@@ -283,6 +283,16 @@ static void bpfstash_test_store(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, READ_ONCE(p1->aux->stash));
 	KUNIT_EXPECT_FALSE(test, bpfstash_entry_live(e1));
 	KUNIT_EXPECT_NE(test, e1->meta.unload_time, 0);
+
+	/* Loaded again at the same address, identical: the same entry, live. */
+	e3 = bpfstash_test_entry(test, "image one", "shared btf");
+	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(p3, e3, &stored), 0);
+	KUNIT_EXPECT_PTR_EQ(test, stored, e1);
+	bpfstash_entry_free_unlisted(e3);
+	KUNIT_EXPECT_TRUE(test, bpfstash_entry_live(e1));
+	KUNIT_EXPECT_EQ(test, e1->meta.unload_time, 0);
+	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->meta.hash), -EBUSY);
+	__bpfstash_prog_unload(p3);
 	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->meta.hash), 0);
 	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->meta.hash), -ENOENT);
 	KUNIT_EXPECT_NULL(test, bpfstash_entry_lookup(e1->meta.hash));

@@ -1,0 +1,687 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The bpfstash store and filesystem, against the real kernel: entries are
+ * what bpf_prog_get_info_by_fd() returns, byte for byte, they outlive their
+ * programs, limits refuse and count, the namespace is read-only, and only
+ * those who may see kernel addresses can read it.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/filter.h>
+#include <linux/mount.h>
+#include <linux/seccomp.h>
+
+#include "../lib/test.h"
+#include "../lib/proginfo.h"
+#include "../lib/stashfs.h"
+#include "../../tools/lib/bpfstash/libbpfstash.h"
+
+/* Raw BTF of @btf_id, as the kernel returns it. */
+static int btf_raw(__u32 btf_id, void **data, __u32 *size)
+{
+	struct bpf_btf_info info = {};
+	__u32 len = sizeof(info);
+	int fd, err;
+
+	fd = bpf_btf_get_fd_by_id(btf_id);
+	if (fd < 0)
+		return fd;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (!err) {
+		*size = info.btf_size;
+		*data = calloc(1, info.btf_size + 1);
+		info = (struct bpf_btf_info){ .btf = (__u64)(unsigned long)*data,
+					      .btf_size = *size };
+		len = sizeof(info);
+		err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	}
+	close(fd);
+	return err;
+}
+
+/*
+ * The entry of the program behind @prog_fd matches what the kernel reports
+ * for it, file by file, and its name is the hash of its content.
+ */
+static void check_entry_matches(int prog_fd, const char *what)
+{
+	struct bpfstash_entry *e = NULL;
+	struct prog_info_full pi;
+	struct bpfstash *stash;
+	const struct bpfstash_meta *m;
+	const struct bpfstash_jited_line *jl;
+	const void *blob;
+	char hex[41];
+	size_t size;
+	__u32 i;
+
+	if (!ASSERT_OK(prog_info_full_get(prog_fd, &pi), "get info"))
+		return;
+	if (!ASSERT_OK(stash_find_prog(pi.info.id, hex), what))
+		goto out_info;
+	if (!ASSERT_OK(bpfstash_open(STASH_ROOT, &stash), "open stash"))
+		goto out_info;
+	if (!ASSERT_OK(bpfstash_entry_load(stash, hex, 0, &e), "load entry"))
+		goto out;
+	ASSERT_OK(bpfstash_entry_verify(e), "hash of content == name");
+
+	m = bpfstash_entry_meta(e);
+	ASSERT_TRUE(bpfstash_entry_loaded(e), "loaded flag");
+	ASSERT_EQ(m->content.prog_type, pi.info.type, "type");
+	ASSERT_MEMEQ(m->content.tag, pi.info.tag, 8, "tag");
+	ASSERT_STREQ(m->content.name, pi.info.name, "name");
+	ASSERT_EQ(m->load_time, pi.info.load_time, "load_time");
+	ASSERT_EQ(m->content.xlated_len, pi.info.xlated_prog_len, "xlated_len");
+	ASSERT_EQ(m->content.verified_insns, pi.info.verified_insns, "verified_insns");
+	ASSERT_EQ(m->btf_id, pi.info.btf_id, "btf_id");
+	ASSERT_EQ(m->uid, getuid(), "uid");
+
+	/* jited_prog_insns, jited_ksyms, jited_func_lens */
+	blob = bpfstash_entry_blob(e, BPFSTASH_JITED, &size);
+	if (ASSERT_EQ(size, pi.info.jited_prog_len, "jited size"))
+		ASSERT_MEMEQ(blob, pi.jited, size, "jited bytes");
+	if (ASSERT_EQ(bpfstash_entry_nr_funcs(e), pi.info.nr_jited_ksyms, "nr funcs")) {
+		for (i = 0; i < pi.info.nr_jited_ksyms; i++) {
+			const struct bpfstash_func *f = bpfstash_entry_func(e, i);
+
+			ASSERT_EQ(f->addr, pi.ksyms[i], "func addr == jited_ksyms[i]");
+			ASSERT_EQ(f->len, pi.func_lens[i], "func len == jited_func_lens[i]");
+		}
+	}
+	/* line_info, jited_line_info, func_info */
+	blob = bpfstash_entry_blob(e, BPFSTASH_LINE_INFO, &size);
+	if (ASSERT_EQ(size, pi.info.nr_line_info * pi.info.line_info_rec_size, "line_info size"))
+		ASSERT_MEMEQ(blob, pi.line_info, size, "line_info bytes");
+	jl = bpfstash_entry_blob(e, BPFSTASH_JITED_LINE_INFO, &size);
+	if (ASSERT_EQ(size / sizeof(*jl), pi.info.nr_jited_line_info, "jited_line_info count")) {
+		for (i = 0; i < pi.info.nr_jited_line_info; i++)
+			if (!ASSERT_EQ(bpfstash_entry_func(e, jl[i].func)->addr + jl[i].off,
+				       pi.jited_line_info[i], "(func, off) == jited_line_info[i]"))
+				break;
+	}
+	blob = bpfstash_entry_blob(e, BPFSTASH_FUNC_INFO, &size);
+	if (ASSERT_EQ(size, pi.info.nr_func_info * pi.info.func_info_rec_size, "func_info size"))
+		ASSERT_MEMEQ(blob, pi.func_info, size, "func_info bytes");
+
+	/* BTF */
+	blob = bpfstash_entry_blob(e, BPFSTASH_BTF, &size);
+	if (pi.info.btf_id) {
+		void *raw = NULL;
+		__u32 raw_size = 0;
+
+		if (ASSERT_OK(btf_raw(pi.info.btf_id, &raw, &raw_size), "btf get info") &&
+		    ASSERT_EQ(size, raw_size, "btf size"))
+			ASSERT_MEMEQ(blob, raw, size, "btf bytes");
+		free(raw);
+	} else {
+		ASSERT_EQ(size, 0, "no btf");
+	}
+	bpfstash_entry_free(e);
+out:
+	bpfstash_close(stash);
+out_info:
+	prog_info_full_free(&pi);
+}
+
+static void test_entries_match_info(void)
+{
+	static const char *const objs[] = { "subprogs", "tiny" };
+	int before, fd;
+	size_t i;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	for (i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		struct bpf_object *obj = test_prog_load(objs[i], &fd);
+
+		if (!ASSERT_PTR_OK(obj, objs[i]))
+			continue;
+		check_entry_matches(fd, objs[i]);
+		bpf_object__close(obj);
+	}
+	/* No BTF, no line info: still exactly one entry, still equal. */
+	before = stash_count();
+	fd = load_raw_prog("stash_nobtf");
+	if (ASSERT_GE(fd, 0, "load without BTF")) {
+		ASSERT_EQ(stash_count(), before + 1, "one entry per program");
+		check_entry_matches(fd, "nobtf");
+		close(fd);
+	}
+	stash_umount();
+}
+
+/* The point of the feature: the program is gone, its entry is not. */
+static void test_unloaded_entry_complete(void)
+{
+	struct bpfstash_entry *e;
+	struct bpfstash *stash;
+	struct bpf_object *obj;
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	char hex[41];
+	int fd;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	obj = test_prog_load("subprogs", &fd);
+	if (!ASSERT_PTR_OK(obj, "load"))
+		goto out;
+	ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len), "info");
+	bpf_object__close(obj);		/* the last reference */
+
+	if (!ASSERT_OK(stash_find_prog(info.id, hex), "entry after close"))
+		goto out;
+	if (!ASSERT_OK(bpfstash_open(STASH_ROOT, &stash), "open"))
+		goto out;
+	if (ASSERT_OK(bpfstash_entry_load(stash, hex, 0, &e), "load entry")) {
+		const struct bpfstash_meta *m = bpfstash_entry_meta(e);
+
+		ASSERT_OK(bpfstash_entry_verify(e), "complete: verifies");
+		ASSERT_FALSE(bpfstash_entry_loaded(e), "marked unloaded");
+		ASSERT_GT(m->unload_time, m->load_time, "unload_time > load_time");
+		ASSERT_GE(m->unload_time_real, m->load_time_real, "unload_time_real");
+		ASSERT_EQ(bpfstash_entry_nr_funcs(e), info.nr_jited_ksyms, "all functions");
+		bpfstash_entry_free(e);
+	}
+	bpfstash_close(stash);
+out:
+	stash_umount();
+}
+
+/* Mounting stores what was loaded before; unmounting drops everything. */
+static void test_preexisting_programs(void)
+{
+	char hex[41];
+	int fd;
+
+	stash_umount();
+	fd = load_raw_prog("stash_before");
+	if (!ASSERT_GE(fd, 0, "load before mount"))
+		return;
+	if (ASSERT_OK(stash_mount(NULL), "mount")) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		bpf_obj_get_info_by_fd(fd, &info, &len);
+		ASSERT_OK(stash_find_prog(info.id, hex), "entry of the earlier program");
+		ASSERT_GE(stash_stat("preexisting"), 1, "counted as preexisting");
+		check_entry_matches(fd, "preexisting");
+	}
+	stash_umount();
+	ASSERT_OK(stash_mount(NULL), "mount again");
+	ASSERT_EQ(stash_stat("bytes") > 0, true, "the loaded program is stored again");
+	close(fd);
+	stash_umount();
+	ASSERT_OK(stash_mount(NULL), "mount a third time");
+	ASSERT_EQ(stash_count(), 0, "unmount dropped every entry");
+	ASSERT_EQ(stash_stat("bytes"), 0, "no bytes held");
+	stash_umount();
+}
+
+static void test_limits_refuse_and_count(void)
+{
+	long long considered, stored, reloaded, refused, entries;
+	char opts[64];
+	int loaded;
+
+	if (!ASSERT_OK(stash_mount("max_entries=5"), "mount max_entries=5"))
+		return;
+	entries = stash_stat("entries");
+	considered = stash_stat("considered");
+	stored = stash_stat("stored");
+	reloaded = stash_stat("reloaded");
+	refused = stash_stat("refused_full");
+	loaded = load_close_n(20);
+	ASSERT_EQ(loaded, 20, "every load succeeds");
+	ASSERT_EQ(stash_stat("entries"), 5, "entries capped at max_entries");
+	/* A program identical to an unloaded one, at its address, reuses its entry. */
+	ASSERT_EQ((stash_stat("stored") - stored) - (stash_stat("reloaded") - reloaded),
+		  5 - entries, "new entries up to the limit");
+	ASSERT_EQ(stash_stat("considered") - considered, 20, "considered == loads");
+	ASSERT_EQ(stash_stat("stored") - stored + stash_stat("refused_full") - refused, 20,
+		  "stored + refused == loads");
+	ASSERT_GT(stash_stat("refused_full") - refused, 0, "refusals counted");
+
+	/* size=: room for about two tiny entries more. */
+	snprintf(opts, sizeof(opts), "size=%lld,max_entries=1000",
+		 stash_stat("bytes") + 2 * 700);
+	if (ASSERT_OK(stash_remount(opts), "remount size"))  {
+		stored = stash_stat("stored");
+		refused = stash_stat("refused_full");
+		loaded = load_close_n(10);
+		ASSERT_EQ(loaded, 10, "every load succeeds when full by size");
+		ASSERT_LE(stash_stat("bytes"), stash_stat("max_bytes"), "bytes within size=");
+		ASSERT_EQ(stash_stat("stored") - stored + stash_stat("refused_full") - refused,
+			  10, "stored + refused == loads");
+	}
+	stash_umount();
+}
+
+/* Bad options, through the new mount API, which returns the message. */
+static void test_bad_mount_options(void)
+{
+	static const struct { const char *key, *val; } bad[] = {
+		{ "bogus", "1" }, { "mode", "8" }, { "mode", "17777" },
+		{ "size", "abc" }, { "size", "12Q" }, { "size", "0" },
+		{ "max_entries", "0" }, { "max_entries", "-1" }, { "max_entries", "x" },
+		{ "uid", "4294967295" }, { "gid", "4294967295" }, { "uid", "root" },
+	};
+	size_t i;
+
+	stash_umount();
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char msg[256] = "";
+		int fsfd, err;
+		ssize_t n;
+
+		fsfd = syscall(SYS_fsopen, "bpfstash", FSOPEN_CLOEXEC);
+		if (!ASSERT_GE(fsfd, 0, "fsopen"))
+			return;
+		err = syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, bad[i].key,
+			      bad[i].val, 0);
+		if (err == 0)
+			err = syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
+		ASSERT_ERRNO(err, EINVAL, bad[i].key);
+		n = read(fsfd, msg, sizeof(msg) - 1);
+		msg[n > 0 ? n : 0] = '\0';
+		ASSERT_TRUE(n > 0 && strstr(msg, bad[i].key), "a message naming the option");
+		if (n > 0)
+			test__note("%s=%s: %s", bad[i].key, bad[i].val, msg);
+		close(fsfd);
+	}
+	ASSERT_FALSE(stash_mounted(), "nothing mounted");
+}
+
+static bool mounts_show(const char *needle)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/mounts", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, " bpfstash ") && strstr(line, needle))
+			found = true;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void test_options_show_and_remount(void)
+{
+	struct stat st;
+
+	if (!ASSERT_OK(stash_mount("mode=0750,uid=1000,gid=1000,size=8M,max_entries=100"), "mount"))
+		return;
+	ASSERT_TRUE(mounts_show("uid=1000,gid=1000,mode=750,size=8388608,max_entries=100"),
+		    "/proc/mounts shows the options");
+	ASSERT_OK(stat(STASH_ROOT, &st), "stat root");
+	ASSERT_EQ(st.st_mode & 07777, 0750, "root mode");
+	ASSERT_EQ(st.st_uid, 1000, "root uid");
+	ASSERT_EQ(stash_stat("max_entries"), 100, "max_entries applied");
+
+	/* Remount changes what is given, nothing else. */
+	ASSERT_OK(stash_remount("max_entries=200"), "remount");
+	ASSERT_OK(stat(STASH_ROOT, &st), "stat root");
+	ASSERT_EQ(st.st_mode & 07777, 0750, "mode kept");
+	ASSERT_EQ(st.st_uid, 1000, "uid kept");
+	ASSERT_EQ(stash_stat("max_entries"), 200, "max_entries changed");
+	ASSERT_EQ(stash_stat("max_bytes"), 8 << 20, "size kept");
+	ASSERT_ERRNO(stash_remount("bogus=1"), EINVAL, "remount with a bad option");
+	stash_umount();
+
+	if (ASSERT_OK(stash_mount(NULL), "mount with defaults")) {
+		ASSERT_OK(stat(STASH_ROOT, &st), "stat root");
+		ASSERT_EQ(st.st_mode & 07777, 0700, "default mode 0700");
+		ASSERT_EQ(st.st_uid, 0, "default owner root");
+		ASSERT_FALSE(mounts_show("mode="), "defaults are not shown");
+	}
+	stash_umount();
+}
+
+static void test_readonly_namespace(void)
+{
+	char hex[41], path[256], path2[256];
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd, pfd;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	pfd = load_raw_prog("stash_ro");
+	bpf_obj_get_info_by_fd(pfd, &info, &len);
+	if (!ASSERT_OK(stash_find_prog(info.id, hex), "entry"))
+		goto out;
+	snprintf(path, sizeof(path), STASH_ROOT "/%s/jited", hex);
+
+	ASSERT_ERR(open(STASH_ROOT "/newfile", O_CREAT | O_WRONLY, 0600), "create in root");
+	snprintf(path2, sizeof(path2), STASH_ROOT "/%s/new", hex);
+	ASSERT_ERR(open(path2, O_CREAT | O_WRONLY, 0600), "create in entry");
+	ASSERT_ERR(mkdir(STASH_ROOT "/newdir", 0700), "mkdir");
+	snprintf(path2, sizeof(path2), STASH_ROOT "/%s", hex);
+	ASSERT_ERR(rename(path2, STASH_ROOT "/renamed"), "rename entry");
+	ASSERT_ERR(rename(path, STASH_ROOT "/renamed"), "rename file");
+	ASSERT_ERR(chmod(path, 0644), "chmod file");
+	ASSERT_ERR(chmod(path2, 0755), "chmod entry");
+	ASSERT_ERR(chmod(STASH_ROOT, 0755), "chmod root");
+	ASSERT_ERR(chown(path, 1000, 1000), "chown");
+	ASSERT_ERR(truncate(path, 0), "truncate");
+	ASSERT_ERR(open(path, O_WRONLY), "open for write");
+	ASSERT_ERR(open(path, O_RDWR), "open read-write");
+	ASSERT_ERR(open(path, O_RDONLY | O_TRUNC), "open with O_TRUNC");
+	ASSERT_ERR(link(path, STASH_ROOT "/hardlink"), "link");
+	ASSERT_ERR(symlink("x", STASH_ROOT "/symlink"), "symlink");
+	ASSERT_ERR(unlink(path), "unlink a file of an entry");
+	ASSERT_ERR(unlink(STASH_ROOT "/stats"), "unlink stats");
+	ASSERT_ERR(rmdir(STASH_ROOT "/stats"), "rmdir stats");
+	fd = open(STASH_ROOT "/stats", O_WRONLY);
+	ASSERT_ERR(fd, "write stats");
+	ASSERT_ERRNO(rmdir(path2), EBUSY, "rmdir of a loaded program's entry");
+
+	/* Nothing changed. */
+	ASSERT_OK(access(path, R_OK), "entry still there");
+	check_entry_matches(pfd, "unchanged");
+	close(pfd);
+	ASSERT_OK(rmdir(path2), "rmdir once unloaded");
+	ASSERT_ERRNO(access(path2, F_OK), ENOENT, "gone");
+	ASSERT_ERRNO(rmdir(path2), ENOENT, "rmdir again");
+	ASSERT_EQ(stash_stat("deleted"), 1, "deleted counted");
+out:
+	stash_umount();
+}
+
+/* An open file keeps the entry's data after rmdir: no torn reads. */
+static void test_open_file_survives_rmdir(void)
+{
+	char hex[41], path[256];
+	void *before = NULL, *after;
+	size_t size = 0;
+	ssize_t n;
+	int pfd, fd;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	{
+		struct bpf_object *obj = test_prog_load("subprogs", &pfd);
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!ASSERT_PTR_OK(obj, "load"))
+			goto out;
+		bpf_obj_get_info_by_fd(pfd, &info, &len);
+		bpf_object__close(obj);
+		if (!ASSERT_OK(stash_find_prog(info.id, hex), "entry"))
+			goto out;
+	}
+	if (!ASSERT_OK(stash_read(hex, "jited", &before, &size), "read"))
+		goto out;
+	snprintf(path, sizeof(path), STASH_ROOT "/%s/jited", hex);
+	fd = open(path, O_RDONLY);
+	ASSERT_GE(fd, 0, "open");
+	snprintf(path, sizeof(path), STASH_ROOT "/%s", hex);
+	ASSERT_OK(rmdir(path), "rmdir while open");
+	after = calloc(1, size + 1);
+	n = read(fd, after, size + 1);
+	ASSERT_EQ(n, (ssize_t)size, "whole file still readable");
+	ASSERT_MEMEQ(after, before, size, "same bytes");
+	free(after);
+	close(fd);
+	free(before);
+out:
+	stash_umount();
+}
+
+static int try_read_entry(void *arg)
+{
+	char path[256];
+	int fd;
+
+	/* 0: denied everywhere; 1: listed the root; 2: opened a file. */
+	if (opendir(STASH_ROOT))
+		return 1;
+	snprintf(path, sizeof(path), STASH_ROOT "/%s/jited", (char *)arg);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0)
+		return 2;
+	return 0;
+}
+
+static void test_unprivileged_denied(void)
+{
+	char hex[41], old_kptr[16] = "", old_paranoid[16] = "";
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int pfd;
+
+	/* mode=0755 and a group: DAC lets uid 1000 in; the second gate must not. */
+	if (!ASSERT_OK(stash_mount("mode=0755,gid=1000"), "mount"))
+		return;
+	pfd = load_raw_prog("stash_unpriv");
+	ASSERT_GE(pfd, 0, "load");
+	ASSERT_OK(bpf_obj_get_info_by_fd(pfd, &info, &len), "info");
+	ASSERT_OK(stash_find_prog(info.id, hex), "entry");
+	sysctl_set("/proc/sys/kernel/kptr_restrict", "1", old_kptr, sizeof(old_kptr));
+	sysctl_set("/proc/sys/kernel/perf_event_paranoid", "2", old_paranoid,
+		   sizeof(old_paranoid));
+	ASSERT_EQ(run_unprivileged(try_read_entry, hex), 0, "kptr_restrict=1: unprivileged denied");
+	sysctl_set("/proc/sys/kernel/kptr_restrict", "0", NULL, 0);
+	ASSERT_EQ(run_unprivileged(try_read_entry, hex), 0,
+		  "kptr_restrict=0, perf_event_paranoid=2: denied");
+	/* kallsyms_show_value(): kptr_restrict=0 and paranoid<=1 show to anyone. */
+	sysctl_set("/proc/sys/kernel/perf_event_paranoid", "1", NULL, 0);
+	ASSERT_EQ(run_unprivileged(try_read_entry, hex), 1,
+		  "kptr_restrict=0, perf_event_paranoid=1: allowed, as kallsyms");
+
+	/* kptr_restrict=2: not even root. */
+	sysctl_set("/proc/sys/kernel/kptr_restrict", "2", NULL, 0);
+	ASSERT_EQ(try_read_entry(hex), 0, "kptr_restrict=2: root denied too");
+
+	sysctl_set("/proc/sys/kernel/kptr_restrict", old_kptr, NULL, 0);
+	sysctl_set("/proc/sys/kernel/perf_event_paranoid", old_paranoid, NULL, 0);
+	close(pfd);
+	stash_umount();
+}
+
+/* SCM_RIGHTS helpers for the confused-deputy test. */
+static int send_fd(int sock, int fd)
+{
+	char c = 'x', cbuf[CMSG_SPACE(sizeof(int))] = {};
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char c, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+struct deputy {
+	int sock;
+	char path[256];
+};
+
+static int unpriv_open_and_send(void *arg)
+{
+	struct deputy *d = arg;
+	int fd = open(d->path, O_RDONLY);
+
+	if (fd < 0)
+		return 1;
+	/* Wait until the parent tightened kptr_restrict, then hand the fd over. */
+	if (send_fd(d->sock, fd))
+		return 2;
+	return 0;
+}
+
+static int unpriv_recv_and_read(void *arg)
+{
+	struct deputy *d = arg;
+	char buf[64];
+	int fd = recv_fd(d->sock);
+
+	if (fd < 0)
+		return 1;
+	return read(fd, buf, sizeof(buf)) > 0 ? 0 : 2;
+}
+
+static void test_f_cred_confused_deputy(void)
+{
+	char hex[41], old_kptr[16] = "", old_paranoid[16] = "", buf[64];
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	struct deputy d;
+	int sv[2], pfd, fd;
+	ssize_t n;
+
+	if (!ASSERT_OK(stash_mount("mode=0755,gid=1000"), "mount"))
+		return;
+	pfd = load_raw_prog("stash_deputy");
+	ASSERT_GE(pfd, 0, "load");
+	ASSERT_OK(bpf_obj_get_info_by_fd(pfd, &info, &len), "info");
+	if (!ASSERT_OK(stash_find_prog(info.id, hex), "entry"))
+		goto out;
+	snprintf(d.path, sizeof(d.path), STASH_ROOT "/%s/jited", hex);
+	sysctl_set("/proc/sys/kernel/kptr_restrict", "0", old_kptr, sizeof(old_kptr));
+	sysctl_set("/proc/sys/kernel/perf_event_paranoid", "1", old_paranoid,
+		   sizeof(old_paranoid));
+
+	/* 1. An unprivileged opener's fd, read by root after the rules tightened. */
+	ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), "socketpair");
+	d.sock = sv[1];
+	ASSERT_EQ(run_unprivileged(unpriv_open_and_send, &d), 0, "unprivileged open (allowed now)");
+	sysctl_set("/proc/sys/kernel/kptr_restrict", "1", NULL, 0);
+	fd = recv_fd(sv[0]);
+	if (ASSERT_GE(fd, 0, "root received the fd")) {
+		n = read(fd, buf, sizeof(buf));
+		ASSERT_ERRNO(n, EPERM, "root reading the unprivileged opener's fd");
+		close(fd);
+	}
+
+	/* 2. Root's fd, read by an unprivileged process: root opened it. */
+	fd = open(d.path, O_RDONLY);
+	if (ASSERT_GE(fd, 0, "root opens")) {
+		ASSERT_OK(send_fd(sv[0], fd), "send");
+		ASSERT_EQ(run_unprivileged(unpriv_recv_and_read, &d), 0,
+			  "unprivileged reads root's fd (f_cred is root's)");
+		close(fd);
+	}
+	close(sv[0]);
+	close(sv[1]);
+	sysctl_set("/proc/sys/kernel/kptr_restrict", old_kptr, NULL, 0);
+	sysctl_set("/proc/sys/kernel/perf_event_paranoid", old_paranoid, NULL, 0);
+out:
+	close(pfd);
+	stash_umount();
+}
+
+static int mount_in_userns(void *arg)
+{
+	char map[64];
+	int fd;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+		return 10;
+	fd = open("/proc/self/uid_map", O_WRONLY);
+	snprintf(map, sizeof(map), "0 %d 1", 1000);
+	if (fd < 0 || write(fd, map, strlen(map)) < 0)
+		return 11;
+	close(fd);
+	/* Root in the namespace, with every capability there. */
+	if (!mount("none", STASH_ROOT, "bpfstash", 0, NULL))
+		return 0;
+	return errno == EPERM ? 1 : 12;
+}
+
+static void test_userns_mount_denied(void)
+{
+	stash_umount();
+	ASSERT_EQ(run_unprivileged(mount_in_userns, NULL), 1, "EPERM inside a user namespace");
+	ASSERT_FALSE(stash_mounted(), "not mounted");
+}
+
+static int install_seccomp(void *arg)
+{
+	struct sock_filter insn = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = { .len = 1, .filter = &insn };
+	int i;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return 1;
+	for (i = 0; i < 50; i++)
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+			return 2;
+	for (i = 0; i < 50; i++) {
+		int s = socket(AF_UNIX, SOCK_DGRAM, 0);
+
+		if (s < 0 || setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)))
+			return 3;
+		close(s);
+	}
+	return 0;
+}
+
+static void test_classic_bpf_not_stashed(void)
+{
+	int before;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	before = stash_count();
+	ASSERT_EQ(run_unprivileged(install_seccomp, NULL), 0,
+		  "50 seccomp filters and 50 SO_ATTACH_FILTER, unprivileged");
+	ASSERT_OK(install_seccomp(NULL) == 0 ? 0 : -1, "the same as root");
+	ASSERT_EQ(stash_count(), before, "no entries for classic BPF");
+	stash_umount();
+}
+
+static const struct test tests[] = {
+	{ "entries_match_info", test_entries_match_info },
+	{ "unloaded_entry_complete", test_unloaded_entry_complete },
+	{ "preexisting_programs", test_preexisting_programs },
+	{ "limits_refuse_and_count", test_limits_refuse_and_count },
+	{ "bad_mount_options", test_bad_mount_options },
+	{ "options_show_and_remount", test_options_show_and_remount },
+	{ "readonly_namespace", test_readonly_namespace },
+	{ "open_file_survives_rmdir", test_open_file_survives_rmdir },
+	{ "unprivileged_denied", test_unprivileged_denied, true },
+	{ "f_cred_confused_deputy", test_f_cred_confused_deputy, true },
+	{ "userns_mount_denied", test_userns_mount_denied },
+	{ "classic_bpf_not_stashed", test_classic_bpf_not_stashed },
+	{}
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("stash", tests, argc, argv);
+}

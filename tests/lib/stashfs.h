@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Helpers for the in-guest tests that use the bpfstash filesystem. */
+#ifndef BPFSTASH_TEST_STASHFS_H
+#define BPFSTASH_TEST_STASHFS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#define STASH_ROOT "/sys/fs/bpfstash"
+
+/* Mount with @opts (NULL: defaults), unmounting first if needed. */
+int stash_mount(const char *opts);
+int stash_remount(const char *opts);
+void stash_umount(void);
+bool stash_mounted(void);
+
+/* A value of the stats file, or -1. */
+long long stash_stat(const char *key);
+
+/* Number of entry directories in the root. */
+int stash_count(void);
+
+/* The entry of the program with id @prog_id, by reading every meta. */
+int stash_find_prog(__u32 prog_id, char hex[41]);
+
+/* Read STASH_ROOT/@hex/@file; the caller frees *buf. */
+int stash_read(const char *hex, const char *file, void **buf, size_t *size);
+
+/* Write a sysctl (/proc/sys path), returning the old value in @old. */
+int sysctl_set(const char *path, const char *val, char *old, size_t old_size);
+
+/*
+ * Run @fn(@arg) in a child with uid/gid 1000, no supplementary groups and
+ * no capabilities.  Returns the child's exit status, or -1.
+ */
+int run_unprivileged(int (*fn)(void *), void *arg);
+
+/* Load a minimal socket filter without BTF through bpf(); returns its fd. */
+int load_raw_prog(const char *name);
+
+/* Load, run nothing, close: @n tiny programs. Returns the number that loaded. */
+int load_close_n(int n);
+
+#endif

@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libbpfstash: opening a stash, loading and verifying entries.
+ *
+ * Everything read here is untrusted: a copy of a stash can be corrupted or
+ * crafted.  Each file is read with a size cap, every count is checked
+ * against the size of the file it describes, and every offset against the
+ * buffer it points into, with overflow-safe arithmetic.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <bpf/btf.h>
+#include <openssl/evp.h>
+
+#include "libbpfstash.h"
+#include "internal.h"
+
+#ifndef BPFSTASH_MAGIC
+#define BPFSTASH_MAGIC 0x62707374
+#endif
+
+static const char *const blob_files[BPFSTASH_NR_BLOB_FILES] = {
+	[BPFSTASH_JITED]		= "jited",
+	[BPFSTASH_LINE_INFO]		= "line_info",
+	[BPFSTASH_JITED_LINE_INFO]	= "jited_line_info",
+	[BPFSTASH_FUNC_INFO]		= "func_info",
+	[BPFSTASH_BTF]			= "btf",
+};
+
+const char *bpfstash_blob_file(enum bpfstash_blob blob)
+{
+	return (unsigned int)blob < BPFSTASH_NR_BLOB_FILES ? blob_files[blob] : NULL;
+}
+
+int bpfstash_open(const char *root, struct bpfstash **out)
+{
+	struct bpfstash *s;
+	struct statfs sfs;
+	int err;
+
+	*out = NULL;
+	if (!root)
+		root = BPFSTASH_DEFAULT_ROOT;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->root = strdup(root);
+	if (!s->root) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->dirfd < 0) {
+		err = -errno;
+		free(s->root);
+		free(s);
+		return err;
+	}
+	if (!fstatfs(s->dirfd, &sfs) && sfs.f_type == BPFSTASH_MAGIC)
+		s->mounted = true;
+	*out = s;
+	return 0;
+}
+
+void bpfstash_close(struct bpfstash *s)
+{
+	if (!s)
+		return;
+	close(s->dirfd);
+	free(s->root);
+	free(s);
+}
+
+const char *bpfstash_root(const struct bpfstash *s)
+{
+	return s->root;
+}
+
+int bpfstash_dirfd(const struct bpfstash *s)
+{
+	return s->dirfd;
+}
+
+bool bpfstash_is_mounted(const struct bpfstash *s)
+{
+	return s->mounted;
+}
+
+bool bpfstash_name_valid(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < BPFSTASH_HEX_LEN; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') ||
+		      (name[i] >= 'a' && name[i] <= 'f')))
+			return false;
+	return name[i] == '\0';
+}
+
+int bpfstash_hash_parse(const char *hex, uint8_t hash[BPFSTASH_HASH_SIZE])
+{
+	size_t i;
+
+	if (!bpfstash_name_valid(hex))
+		return -EINVAL;
+	for (i = 0; i < BPFSTASH_HASH_SIZE; i++) {
+		unsigned int hi = hex[2 * i], lo = hex[2 * i + 1];
+
+		hi = hi <= '9' ? hi - '0' : hi - 'a' + 10;
+		lo = lo <= '9' ? lo - '0' : lo - 'a' + 10;
+		hash[i] = hi << 4 | lo;
+	}
+	return 0;
+}
+
+void bpfstash_hash_format(const uint8_t hash[BPFSTASH_HASH_SIZE],
+			  char hex[BPFSTASH_HEX_LEN + 1])
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < BPFSTASH_HASH_SIZE; i++) {
+		hex[2 * i] = digits[hash[i] >> 4];
+		hex[2 * i + 1] = digits[hash[i] & 15];
+	}
+	hex[BPFSTASH_HEX_LEN] = '\0';
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int bpfstash_list(struct bpfstash *s, char ***out, size_t *count)
+{
+	size_t n = 0, cap = 0;
+	char **names = NULL, **tmp;
+	struct dirent *de;
+	DIR *dir;
+	int fd, err = 0;
+
+	*out = NULL;
+	*count = 0;
+	fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	errno = 0;
+	while ((de = readdir(dir))) {
+		if (!bpfstash_name_valid(de->d_name))
+			continue;
+		if (n + 2 > cap) {
+			cap = cap ? cap * 2 : 256;
+			tmp = realloc(names, cap * sizeof(*names));
+			if (!tmp) {
+				err = -ENOMEM;
+				goto out;
+			}
+			names = tmp;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n]) {
+			err = -ENOMEM;
+			goto out;
+		}
+		names[++n] = NULL;
+		errno = 0;
+	}
+	if (errno)
+		err = -errno;
+out:
+	closedir(dir);
+	if (err) {
+		if (names)
+			names[n] = NULL;
+		bpfstash_names_free(names);
+		return err;
+	}
+	if (!names) {
+		names = calloc(1, sizeof(*names));
+		if (!names)
+			return -ENOMEM;
+	}
+	qsort(names, n, sizeof(*names), cmp_names);
+	*out = names;
+	*count = n;
+	return 0;
+}
+
+void bpfstash_names_free(char **names)
+{
+	char **p;
+
+	if (!names)
+		return;
+	for (p = names; *p; p++)
+		free(*p);
+	free(names);
+}
+
+/*
+ * Read all of "@name/@file" into a new buffer.  More than @max bytes is an
+ * error (-EBADMSG), never a reason to allocate.  A symlink is refused.
+ */
+int bst_read_file_at(int dirfd, const char *name, const char *file, size_t max,
+		     void **buf, size_t *size)
+{
+	char path[BPFSTASH_HEX_LEN + 32];
+	size_t cap, len = 0;
+	uint8_t *p = NULL, *tmp;
+	struct stat st;
+	ssize_t n;
+	int fd, err;
+
+	*buf = NULL;
+	*size = 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", name, file) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -EBADMSG;
+		goto out;
+	}
+	/* st_size is a hint only: bpfstash text files report 0. */
+	cap = st.st_size > 0 && (uint64_t)st.st_size <= max ? (size_t)st.st_size + 1 : 4096;
+	for (;;) {
+		if (len == cap || !p) {
+			if (p)
+				cap *= 2;
+			if (cap > max + 1)
+				cap = max + 1;
+			tmp = realloc(p, cap ? cap : 1);
+			if (!tmp) {
+				err = -ENOMEM;
+				goto out;
+			}
+			p = tmp;
+		}
+		n = read(fd, p + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += n;
+		if (len > max) {
+			err = -EBADMSG;
+			goto out;
+		}
+	}
+	*buf = p;
+	*size = len;
+	p = NULL;
+	err = 0;
+out:
+	free(p);
+	close(fd);
+	return err;
+}
+
+void bpfstash_entry_free(struct bpfstash_entry *e)
+{
+	int i;
+
+	if (!e)
+		return;
+	free(e->funcs);
+	for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
+		free(e->blobs[i]);
+	free(e->line_order);
+	btf__free(e->btf);
+	free(e);
+}
+
+static bool mul_fits(uint64_t a, uint64_t b, uint64_t want)
+{
+	return b == 0 ? want == 0 : (a <= UINT64_MAX / b && a * b == want);
+}
+
+/* Check meta, funcs and the blob sizes against each other. */
+static int entry_check(struct bpfstash_entry *e)
+{
+	const struct bpfstash_content *c = &e->meta.content;
+	const struct bpfstash_func *f;
+	const char *names;
+	size_t names_len;
+	uint64_t offset = 0;
+	uint32_t i;
+
+	if (c->version != BPFSTASH_VERSION)
+		return -EPROTONOSUPPORT;
+	if (c->nr_funcs < 1 || c->nr_funcs > BPFSTASH_MAX_FUNCS)
+		return -EBADMSG;
+	if (c->jited_len > BPFSTASH_MAX_JITED || c->nr_line_info > BPFSTASH_MAX_LINES ||
+	    c->nr_func_info > BPFSTASH_MAX_FUNC_INFO || c->btf_size > BPFSTASH_MAX_BTF)
+		return -EBADMSG;
+	if (c->nr_jited_line_info && c->nr_jited_line_info != c->nr_line_info)
+		return -EBADMSG;
+	if (c->nr_line_info && c->line_info_rec_size != sizeof(struct bpf_line_info))
+		return -EBADMSG;
+	if (c->nr_func_info && c->func_info_rec_size != sizeof(struct bpf_func_info))
+		return -EBADMSG;
+	if (!memchr(c->name, '\0', sizeof(c->name)))
+		return -EBADMSG;
+	if (!memchr(e->meta.attach_func_name, '\0', sizeof(e->meta.attach_func_name)))
+		return -EBADMSG;
+
+	if (e->meta_only)
+		return 0;
+
+	/* funcs: the records, then names that each end inside the file. */
+	if (e->funcs_size != c->funcs_size ||
+	    e->funcs_size < (uint64_t)c->nr_funcs * sizeof(*f))
+		return -EBADMSG;
+	f = (const struct bpfstash_func *)e->funcs;
+	names = (const char *)(f + c->nr_funcs);
+	names_len = e->funcs_size - c->nr_funcs * sizeof(*f);
+	for (i = 0; i < c->nr_funcs; i++) {
+		if (f[i].offset != offset || f[i].len == 0 ||
+		    f[i].addr + f[i].len < f[i].addr)
+			return -EBADMSG;
+		if (f[i].name_off >= names_len ||
+		    !memchr(names + f[i].name_off, '\0', names_len - f[i].name_off))
+			return -EBADMSG;
+		offset += f[i].len;
+	}
+	if (offset != c->jited_len)
+		return -EBADMSG;
+
+	if (e->sizes[BPFSTASH_JITED] != c->jited_len ||
+	    !mul_fits(c->nr_line_info, sizeof(struct bpf_line_info),
+		      e->sizes[BPFSTASH_LINE_INFO]) ||
+	    !mul_fits(c->nr_jited_line_info, sizeof(struct bpfstash_jited_line),
+		      e->sizes[BPFSTASH_JITED_LINE_INFO]) ||
+	    !mul_fits(c->nr_func_info, sizeof(struct bpf_func_info),
+		      e->sizes[BPFSTASH_FUNC_INFO]) ||
+	    e->sizes[BPFSTASH_BTF] != c->btf_size)
+		return -EBADMSG;
+
+	if (c->nr_jited_line_info) {
+		const struct bpfstash_jited_line *jl = e->blobs[BPFSTASH_JITED_LINE_INFO];
+
+		for (i = 0; i < c->nr_jited_line_info; i++)
+			if (jl[i].func >= c->nr_funcs || jl[i].off >= f[jl[i].func].len)
+				return -EBADMSG;
+	}
+	return 0;
+}
+
+int bpfstash_entry_load_at(int dirfd, const char *name, unsigned int flags,
+			   struct bpfstash_entry **out)
+{
+	struct bpfstash_entry *e;
+	void *buf;
+	size_t size;
+	int err, i;
+
+	*out = NULL;
+	if (!bpfstash_name_valid(name))
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	memcpy(e->name, name, sizeof(e->name));
+	e->meta_only = flags & BPFSTASH_LOAD_META;
+
+	err = bst_read_file_at(dirfd, name, "meta", sizeof(e->meta), &buf, &size);
+	if (err)
+		goto err;
+	if (size != sizeof(e->meta)) {
+		free(buf);
+		err = -EBADMSG;
+		goto err;
+	}
+	memcpy(&e->meta, buf, sizeof(e->meta));
+	free(buf);
+	/* meta repeats the name; a copy renamed by hand is not this entry. */
+	{
+		char hex[BPFSTASH_HEX_LEN + 1];
+
+		bpfstash_hash_format(e->meta.hash, hex);
+		if (strcmp(hex, name)) {
+			err = -EBADMSG;
+			goto err;
+		}
+	}
+
+	if (!e->meta_only) {
+		const size_t caps[BPFSTASH_NR_BLOB_FILES] = {
+			[BPFSTASH_JITED] = BPFSTASH_MAX_JITED,
+			[BPFSTASH_LINE_INFO] = (size_t)BPFSTASH_MAX_LINES * sizeof(struct bpf_line_info),
+			[BPFSTASH_JITED_LINE_INFO] = (size_t)BPFSTASH_MAX_LINES * 8,
+			[BPFSTASH_FUNC_INFO] = (size_t)BPFSTASH_MAX_FUNC_INFO * 8,
+			[BPFSTASH_BTF] = BPFSTASH_MAX_BTF,
+		};
+
+		err = bst_read_file_at(dirfd, name, "funcs",
+				       BPFSTASH_MAX_FUNCS * (sizeof(struct bpfstash_func) + 512),
+				       &buf, &e->funcs_size);
+		if (err)
+			goto err;
+		e->funcs = buf;
+		for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++) {
+			err = bst_read_file_at(dirfd, name, blob_files[i], caps[i],
+					       &e->blobs[i], &e->sizes[i]);
+			if (err)
+				goto err;
+		}
+	}
+
+	err = entry_check(e);
+	if (err)
+		goto err;
+	if (!e->meta_only) {
+		err = bst_entry_index(e);
+		if (err)
+			goto err;
+	}
+	*out = e;
+	return 0;
+err:
+	bpfstash_entry_free(e);
+	return err;
+}
+
+int bpfstash_entry_load(struct bpfstash *s, const char *name, unsigned int flags,
+			struct bpfstash_entry **entry)
+{
+	return bpfstash_entry_load_at(s->dirfd, name, flags, entry);
+}
+
+const char *bpfstash_entry_name(const struct bpfstash_entry *e)
+{
+	return e->name;
+}
+
+const struct bpfstash_meta *bpfstash_entry_meta(const struct bpfstash_entry *e)
+{
+	return &e->meta;
+}
+
+bool bpfstash_entry_loaded(const struct bpfstash_entry *e)
+{
+	return e->meta.flags & BPFSTASH_META_LOADED;
+}
+
+uint32_t bpfstash_entry_nr_funcs(const struct bpfstash_entry *e)
+{
+	return e->meta_only ? 0 : e->meta.content.nr_funcs;
+}
+
+const struct bpfstash_func *bpfstash_entry_func(const struct bpfstash_entry *e, uint32_t i)
+{
+	if (i >= bpfstash_entry_nr_funcs(e))
+		return NULL;
+	return (const struct bpfstash_func *)e->funcs + i;
+}
+
+const char *bpfstash_entry_func_name(const struct bpfstash_entry *e, uint32_t i)
+{
+	const struct bpfstash_func *f = bpfstash_entry_func(e, i);
+
+	if (!f)
+		return NULL;
+	return (const char *)((const struct bpfstash_func *)e->funcs +
+			      e->meta.content.nr_funcs) + f->name_off;
+}
+
+const void *bpfstash_entry_blob(const struct bpfstash_entry *e, enum bpfstash_blob blob,
+				size_t *size)
+{
+	if ((unsigned int)blob >= BPFSTASH_NR_BLOB_FILES || e->meta_only) {
+		*size = 0;
+		return NULL;
+	}
+	*size = e->sizes[blob];
+	return e->blobs[blob];
+}
+
+static int digest(const void *data, size_t len, uint8_t out[BPFSTASH_DIGEST_SIZE])
+{
+	unsigned int n = BPFSTASH_DIGEST_SIZE;
+
+	return EVP_Digest(data ? data : "", len, out, &n, EVP_blake2s256(), NULL) &&
+	       n == BPFSTASH_DIGEST_SIZE ? 0 : -EIO;
+}
+
+int bpfstash_entry_compute_hash(const struct bpfstash_entry *e,
+				uint8_t hash[BPFSTASH_HASH_SIZE])
+{
+	static const char domain[] = BPFSTASH_HASH_DOMAIN;
+	uint8_t d[BPFSTASH_NR_BLOB_FILES][BPFSTASH_DIGEST_SIZE];
+	uint8_t out[BPFSTASH_DIGEST_SIZE];
+	unsigned int n = sizeof(out);
+	EVP_MD_CTX *ctx;
+	int i, ok;
+
+	if (e->meta_only)
+		return -EINVAL;
+	for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
+		if (digest(e->blobs[i], e->sizes[i], d[i]))
+			return -EIO;
+	ctx = EVP_MD_CTX_new();
+	if (!ctx)
+		return -ENOMEM;
+	ok = EVP_DigestInit_ex(ctx, EVP_blake2s256(), NULL) &&
+	     EVP_DigestUpdate(ctx, domain, sizeof(domain)) &&
+	     EVP_DigestUpdate(ctx, &e->meta.content, sizeof(e->meta.content)) &&
+	     EVP_DigestUpdate(ctx, e->funcs, e->funcs_size) &&
+	     EVP_DigestUpdate(ctx, d, sizeof(d)) &&
+	     EVP_DigestFinal_ex(ctx, out, &n);
+	EVP_MD_CTX_free(ctx);
+	if (!ok || n != sizeof(out))
+		return -EIO;
+	memcpy(hash, out, BPFSTASH_HASH_SIZE);
+	return 0;
+}
+
+int bpfstash_entry_verify(const struct bpfstash_entry *e)
+{
+	uint8_t hash[BPFSTASH_HASH_SIZE];
+	char hex[BPFSTASH_HEX_LEN + 1];
+	int err;
+
+	err = bpfstash_entry_compute_hash(e, hash);
+	if (err)
+		return err;
+	bpfstash_hash_format(hash, hex);
+	return strcmp(hex, e->name) ? -EBADMSG : 0;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __LIBBPFSTASH_INTERNAL_H
+#define __LIBBPFSTASH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libbpfstash.h"
+
+struct btf;
+
+struct bpfstash {
+	int dirfd;
+	char *root;
+	bool mounted;
+};
+
+struct bpfstash_entry {
+	char name[BPFSTASH_HEX_LEN + 1];
+	bool meta_only;
+	struct bpfstash_meta meta;
+	uint8_t *funcs;
+	size_t funcs_size;
+	void *blobs[BPFSTASH_NR_BLOB_FILES];
+	size_t sizes[BPFSTASH_NR_BLOB_FILES];
+	/* Derived at load: line records ordered by (func, off), and the BTF. */
+	uint32_t *line_order;
+	struct btf *btf;
+};
+
+int bst_read_file_at(int dirfd, const char *name, const char *file, size_t max,
+		     void **buf, size_t *size);
+int bst_entry_index(struct bpfstash_entry *e);
+
+#endif

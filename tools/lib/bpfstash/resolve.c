@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libbpfstash: address -> function, offset, file:line:col and source.
+ *
+ * At load, the line records are ordered by (function, offset) once, so a
+ * lookup is a binary search: profilers resolve many samples per entry.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/btf.h>
+
+#include "libbpfstash.h"
+#include "internal.h"
+
+static const struct bpfstash_jited_line *jlines(const struct bpfstash_entry *e)
+{
+	return e->blobs[BPFSTASH_JITED_LINE_INFO];
+}
+
+/* qsort_r() is a GNU extension; keep the entry in a thread-local instead. */
+static __thread const struct bpfstash_jited_line *sort_lines;
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct bpfstash_jited_line *x = &sort_lines[*(const uint32_t *)a];
+	const struct bpfstash_jited_line *y = &sort_lines[*(const uint32_t *)b];
+
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	/* Stable: the later record at one address wins, as in the kernel. */
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+int bst_entry_index(struct bpfstash_entry *e)
+{
+	const struct bpfstash_content *c = &e->meta.content;
+	uint32_t i;
+
+	if (c->btf_size) {
+		e->btf = btf__new(e->blobs[BPFSTASH_BTF], c->btf_size);
+		if (!e->btf)
+			return -EBADMSG;
+	}
+	if (!c->nr_jited_line_info)
+		return 0;
+	e->line_order = malloc(c->nr_jited_line_info * sizeof(*e->line_order));
+	if (!e->line_order)
+		return -ENOMEM;
+	for (i = 0; i < c->nr_jited_line_info; i++)
+		e->line_order[i] = i;
+	sort_lines = jlines(e);
+	qsort(e->line_order, c->nr_jited_line_info, sizeof(*e->line_order), cmp_line);
+	sort_lines = NULL;
+	return 0;
+}
+
+static const char *btf_str(const struct bpfstash_entry *e, uint32_t off)
+{
+	const char *s = e->btf ? btf__name_by_offset(e->btf, off) : NULL;
+
+	return s ? s : "?";
+}
+
+/* The BTF name of function @func, through func_info. */
+static const char *btf_func_name(const struct bpfstash_entry *e, uint32_t func)
+{
+	const struct bpf_func_info *fi = e->blobs[BPFSTASH_FUNC_INFO];
+	const struct btf_type *t;
+
+	if (!e->btf || func >= e->meta.content.nr_func_info)
+		return NULL;
+	t = btf__type_by_id(e->btf, fi[func].type_id);
+	if (!t || !btf_is_func(t))
+		return NULL;
+	return btf__name_by_offset(e->btf, t->name_off);
+}
+
+static void fill_line(const struct bpfstash_entry *e, uint32_t func, uint32_t off,
+		      struct bpfstash_location *loc)
+{
+	const struct bpfstash_content *c = &e->meta.content;
+	const struct bpfstash_jited_line *jl = jlines(e);
+	const struct bpf_line_info *li = e->blobs[BPFSTASH_LINE_INFO];
+	uint32_t lo = 0, hi = c->nr_jited_line_info, best = UINT32_MAX;
+
+	loc->has_line = false;
+	loc->file = "?";
+	loc->source = "";
+	/* The last record with (func, off') <= (func, off), in func. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct bpfstash_jited_line *m = &jl[e->line_order[mid]];
+
+		if (m->func < func || (m->func == func && m->off <= off)) {
+			if (m->func == func)
+				best = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	if (best == UINT32_MAX)
+		return;
+	loc->line_idx = e->line_order[best];
+	li += loc->line_idx;
+	loc->has_line = true;
+	loc->line_addr = loc->func_addr + jl[loc->line_idx].off;
+	loc->file = btf_str(e, li->file_name_off);
+	loc->line = BPF_LINE_INFO_LINE_NUM(li->line_col);
+	loc->col = BPF_LINE_INFO_LINE_COL(li->line_col);
+	loc->source = btf_str(e, li->line_off);
+	if (!strcmp(loc->source, "?"))
+		loc->source = "";
+	while (*loc->source == ' ' || *loc->source == '\t')
+		loc->source++;
+}
+
+int bpfstash_entry_resolve(const struct bpfstash_entry *e, uint64_t addr,
+			   struct bpfstash_location *loc)
+{
+	uint32_t i, n = bpfstash_entry_nr_funcs(e);
+
+	memset(loc, 0, sizeof(*loc));
+	loc->addr = addr;
+	for (i = 0; i < n; i++) {
+		const struct bpfstash_func *f = bpfstash_entry_func(e, i);
+
+		if (addr < f->addr || addr - f->addr >= f->len)
+			continue;
+		loc->func = i;
+		loc->func_addr = f->addr;
+		loc->func_off = addr - f->addr;
+		loc->func_name = bpfstash_entry_func_name(e, i);
+		loc->btf_name = btf_func_name(e, i);
+		fill_line(e, i, loc->func_off, loc);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int bpfstash_entry_resolve_offset(const struct bpfstash_entry *e, uint64_t offset,
+				  struct bpfstash_location *loc)
+{
+	uint32_t i, n = bpfstash_entry_nr_funcs(e);
+
+	for (i = 0; i < n; i++) {
+		const struct bpfstash_func *f = bpfstash_entry_func(e, i);
+
+		if (offset >= f->offset && offset - f->offset < f->len)
+			return bpfstash_entry_resolve(e, f->addr + (offset - f->offset), loc);
+	}
+	memset(loc, 0, sizeof(*loc));
+	return -ENOENT;
+}
+
+int bpfstash_resolve(struct bpfstash *s, uint64_t addr, struct bpfstash_entry **out,
+		     struct bpfstash_location *loc)
+{
+	struct bpfstash_entry *best = NULL, *e;
+	size_t count, i;
+	char **names;
+	int err;
+
+	*out = NULL;
+	err = bpfstash_list(s, &names, &count);
+	if (err)
+		return err;
+	for (i = 0; i < count; i++) {
+		struct bpfstash_location l;
+
+		if (bpfstash_entry_load(s, names[i], 0, &e))
+			continue;	/* unreadable or corrupt: not an answer */
+		if (bpfstash_entry_resolve(e, addr, &l)) {
+			bpfstash_entry_free(e);
+			continue;
+		}
+		/* Addresses are reused: prefer the loaded program, then the newest. */
+		if (!best || (bpfstash_entry_loaded(e) && !bpfstash_entry_loaded(best)) ||
+		    (bpfstash_entry_loaded(e) == bpfstash_entry_loaded(best) &&
+		     e->meta.load_time > best->meta.load_time)) {
+			bpfstash_entry_free(best);
+			best = e;
+		} else {
+			bpfstash_entry_free(e);
+		}
+	}
+	bpfstash_names_free(names);
+	if (!best)
+		return -ENOENT;
+	bpfstash_entry_resolve(best, addr, loc);
+	*out = best;
+	return 0;
+}
