@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Fixture helpers for the host tests: the entries captured from the kernel
+ * in tests/fixtures, listed in tests/fixtures/manifest.  Header-only; every
+ * helper fails the running cmocka test on error.
+ */
+#ifndef BPFSTASH_HOST_FIXTURES_H
+#define BPFSTASH_HOST_FIXTURES_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "libbpfstash.h"
+
+#ifndef FIXTURES
+#error "FIXTURES must name the tests/fixtures directory"
+#endif
+
+struct fixture {
+	char name[32];
+	char hash[BPFSTASH_HEX_LEN + 1];
+	unsigned int prog_id;
+	int loaded;
+};
+
+static inline void fixture_get(const char *name, struct fixture *f)
+{
+	char line[256], state[16];
+	FILE *m = fopen(FIXTURES "/manifest", "r");
+
+	assert_non_null(m);
+	while (fgets(line, sizeof(line), m)) {
+		if (sscanf(line, "%31s %40s %u %15s", f->name, f->hash, &f->prog_id, state) == 4 &&
+		    !strcmp(f->name, name)) {
+			f->loaded = !strcmp(state, "loaded");
+			fclose(m);
+			return;
+		}
+	}
+	fclose(m);
+	fail_msg("no fixture %s", name);
+}
+
+static inline struct bpfstash_entry *fixture_load(const struct fixture *f)
+{
+	struct bpfstash_entry *e = NULL;
+	struct bpfstash *s;
+
+	assert_int_equal(bpfstash_open(FIXTURES "/stash", &s), 0);
+	assert_int_equal(bpfstash_entry_load(s, f->hash, 0, &e), 0);
+	bpfstash_close(s);
+	return e;
+}
+
+static inline void *fixture_read_path(const char *path, size_t *size)
+{
+	struct stat st;
+	void *buf;
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	buf = malloc(st.st_size + 1);
+	assert_non_null(buf);
+	assert_int_equal(read(fd, buf, st.st_size), st.st_size);
+	close(fd);
+	*size = st.st_size;
+	return buf;
+}
+
+static inline void *fixture_read_file(const char *dir, const char *name, const char *suffix,
+				      size_t *size)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s%s", dir, name, suffix);
+	return fixture_read_path(path, size);
+}
+
+static inline void fixture_write_path(const char *path, const void *buf, size_t size)
+{
+	int fd;
+
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, size), (ssize_t)size);
+	close(fd);
+}
+
+/* A sparse file of @size bytes. */
+static inline void fixture_write_huge(const char *path, size_t size)
+{
+	int fd;
+
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, size), 0);
+	close(fd);
+}
+
+/* Copy the fixture's entry directory into @dir. */
+static inline void fixture_copy(const struct fixture *f, const char *dir)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/stash/%s' '%s/' && chmod -R u+w '%s'",
+		 FIXTURES, f->hash, dir, dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static inline void fixture_rmtree(const char *dir)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+#endif
