@@ -368,6 +368,60 @@ static int entry_check(struct bpfstash_entry *e)
 	return 0;
 }
 
+/* Size caps of the files, so that a crafted copy never makes us allocate much. */
+#define FUNCS_MAX (BPFSTASH_MAX_FUNCS * (sizeof(struct bpfstash_func) + 512))
+static const size_t blob_caps[BPFSTASH_NR_BLOB_FILES] = {
+	[BPFSTASH_JITED] = BPFSTASH_MAX_JITED,
+	[BPFSTASH_LINE_INFO] = (size_t)BPFSTASH_MAX_LINES * sizeof(struct bpf_line_info),
+	[BPFSTASH_JITED_LINE_INFO] = (size_t)BPFSTASH_MAX_LINES * sizeof(struct bpfstash_jited_line),
+	[BPFSTASH_FUNC_INFO] = (size_t)BPFSTASH_MAX_FUNC_INFO * sizeof(struct bpf_func_info),
+	[BPFSTASH_BTF] = BPFSTASH_MAX_BTF,
+};
+
+static struct bpfstash_entry *entry_new(unsigned int flags)
+{
+	struct bpfstash_entry *e = calloc(1, sizeof(*e));
+
+	if (e)
+		e->meta_only = flags & BPFSTASH_LOAD_META;
+	return e;
+}
+
+/*
+ * Take meta, and the entry's name: @name, which meta must repeat (a copy
+ * renamed by hand is not this entry), or meta's if @name is NULL.
+ */
+static int entry_set_meta(struct bpfstash_entry *e, const char *name, const void *buf,
+			  size_t size)
+{
+	char hex[BPFSTASH_HEX_LEN + 1];
+
+	if (size != sizeof(e->meta))
+		return -EBADMSG;
+	memcpy(&e->meta, buf, sizeof(e->meta));
+	bpfstash_hash_format(e->meta.hash, hex);
+	if (name && strcmp(hex, name))
+		return -EBADMSG;
+	memcpy(e->name, hex, sizeof(e->name));
+	return 0;
+}
+
+/* Check what was read, index it, and hand the entry over. */
+static int entry_finish(struct bpfstash_entry *e, struct bpfstash_entry **out)
+{
+	int err;
+
+	err = entry_check(e);
+	if (!err && !e->meta_only)
+		err = bst_entry_index(e);
+	if (err) {
+		bpfstash_entry_free(e);
+		return err;
+	}
+	*out = e;
+	return 0;
+}
+
 int bpfstash_entry_load_at(int dirfd, const char *name, unsigned int flags,
 			   struct bpfstash_entry **out)
 {
@@ -379,66 +433,93 @@ int bpfstash_entry_load_at(int dirfd, const char *name, unsigned int flags,
 	*out = NULL;
 	if (!bpfstash_name_valid(name))
 		return -EINVAL;
-	e = calloc(1, sizeof(*e));
+	e = entry_new(flags);
 	if (!e)
 		return -ENOMEM;
-	memcpy(e->name, name, sizeof(e->name));
-	e->meta_only = flags & BPFSTASH_LOAD_META;
 
 	err = bst_read_file_at(dirfd, name, "meta", sizeof(e->meta), &buf, &size);
 	if (err)
 		goto err;
-	if (size != sizeof(e->meta)) {
-		free(buf);
-		err = -EBADMSG;
-		goto err;
-	}
-	memcpy(&e->meta, buf, sizeof(e->meta));
+	err = entry_set_meta(e, name, buf, size);
 	free(buf);
-	/* meta repeats the name; a copy renamed by hand is not this entry. */
-	{
-		char hex[BPFSTASH_HEX_LEN + 1];
-
-		bpfstash_hash_format(e->meta.hash, hex);
-		if (strcmp(hex, name)) {
-			err = -EBADMSG;
-			goto err;
-		}
-	}
+	if (err)
+		goto err;
 
 	if (!e->meta_only) {
-		const size_t caps[BPFSTASH_NR_BLOB_FILES] = {
-			[BPFSTASH_JITED] = BPFSTASH_MAX_JITED,
-			[BPFSTASH_LINE_INFO] = (size_t)BPFSTASH_MAX_LINES * sizeof(struct bpf_line_info),
-			[BPFSTASH_JITED_LINE_INFO] = (size_t)BPFSTASH_MAX_LINES * 8,
-			[BPFSTASH_FUNC_INFO] = (size_t)BPFSTASH_MAX_FUNC_INFO * 8,
-			[BPFSTASH_BTF] = BPFSTASH_MAX_BTF,
-		};
-
-		err = bst_read_file_at(dirfd, name, "funcs",
-				       BPFSTASH_MAX_FUNCS * (sizeof(struct bpfstash_func) + 512),
-				       &buf, &e->funcs_size);
+		err = bst_read_file_at(dirfd, name, "funcs", FUNCS_MAX, &buf, &e->funcs_size);
 		if (err)
 			goto err;
 		e->funcs = buf;
 		for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++) {
-			err = bst_read_file_at(dirfd, name, blob_files[i], caps[i],
+			err = bst_read_file_at(dirfd, name, blob_files[i], blob_caps[i],
 					       &e->blobs[i], &e->sizes[i]);
 			if (err)
 				goto err;
 		}
 	}
+	return entry_finish(e, out);
+err:
+	bpfstash_entry_free(e);
+	return err;
+}
 
-	err = entry_check(e);
+static void *dup_mem(const void *p, size_t size)
+{
+	void *q = malloc(size ? size : 1);
+
+	if (q && size)
+		memcpy(q, p, size);
+	return q;
+}
+
+/*
+ * The same checks on files already in memory (the fuzzer's way in, with
+ * no I/O).  Each buffer is copied into an allocation of exactly its size,
+ * so that a read past the end is one past an allocation for ASan.
+ */
+int bst_entry_load_mem(const char *name, const struct bst_entry_files *f, unsigned int flags,
+		       struct bpfstash_entry **out)
+{
+	struct bpfstash_entry *e;
+	int err, i;
+
+	*out = NULL;
+	if (name && !bpfstash_name_valid(name))
+		return -EINVAL;
+	if (!f->meta)
+		return -ENOENT;
+	e = entry_new(flags);
+	if (!e)
+		return -ENOMEM;
+	err = entry_set_meta(e, name, f->meta, f->meta_size);
 	if (err)
 		goto err;
 	if (!e->meta_only) {
-		err = bst_entry_index(e);
-		if (err)
+		err = -ENOENT;
+		if (!f->funcs)
 			goto err;
+		for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
+			if (!f->blobs[i])
+				goto err;
+		err = -EBADMSG;
+		if (f->funcs_size > FUNCS_MAX)
+			goto err;
+		for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
+			if (f->sizes[i] > blob_caps[i])
+				goto err;
+		err = -ENOMEM;
+		e->funcs = dup_mem(f->funcs, f->funcs_size);
+		if (!e->funcs)
+			goto err;
+		e->funcs_size = f->funcs_size;
+		for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++) {
+			e->blobs[i] = dup_mem(f->blobs[i], f->sizes[i]);
+			if (!e->blobs[i])
+				goto err;
+			e->sizes[i] = f->sizes[i];
+		}
 	}
-	*out = e;
-	return 0;
+	return entry_finish(e, out);
 err:
 	bpfstash_entry_free(e);
 	return err;

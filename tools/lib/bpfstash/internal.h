@@ -33,4 +33,21 @@ int bst_read_file_at(int dirfd, const char *name, const char *file, size_t max,
 		     void **buf, size_t *size);
 int bst_entry_index(struct bpfstash_entry *e);
 
+/* An entry's files in memory: NULL for a missing file. */
+struct bst_entry_files {
+	const void *meta;
+	size_t meta_size;
+	const void *funcs;
+	size_t funcs_size;
+	const void *blobs[BPFSTASH_NR_BLOB_FILES];
+	size_t sizes[BPFSTASH_NR_BLOB_FILES];
+};
+
+/*
+ * Load an entry from files in memory, with the checks of
+ * bpfstash_entry_load_at(); @name NULL takes the name from meta.
+ */
+int bst_entry_load_mem(const char *name, const struct bst_entry_files *files,
+		       unsigned int flags, struct bpfstash_entry **entry);
+
 #endif

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libFuzzer target: an entry's files from one byte buffer (fuzz_entry.h),
+ * loaded through the library's in-memory path (no I/O), then verified,
+ * resolved at the edges of every function and at addresses taken from the
+ * input, and exported as ELF into a memfd.
+ *
+ *   clang -fsanitize=fuzzer,address,undefined ...   (scripts/check-fuzz.sh)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "libbpfstash.h"
+#include "internal.h"
+#include "fuzz_entry.h"
+
+static int memfd = -1;
+
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	libbpf_set_print(quiet);
+	memfd = memfd_create("bpfstash-fuzz", MFD_CLOEXEC);
+	if (memfd < 0)
+		abort();
+	return 0;
+}
+
+/* Touch every string of a location, so a bad pointer shows. */
+static size_t use_location(const struct bpfstash_location *l)
+{
+	size_t n = 0;
+
+	n += l->func_name ? strlen(l->func_name) : 0;
+	n += l->btf_name ? strlen(l->btf_name) : 0;
+	n += l->file ? strlen(l->file) : 0;
+	n += l->source ? strlen(l->source) : 0;
+	return n + l->line + l->col;
+}
+
+static void exercise(const struct bpfstash_entry *e, const uint8_t *data, size_t size)
+{
+	uint8_t hash[BPFSTASH_HASH_SIZE];
+	struct bpfstash_location loc;
+	volatile size_t sink = 0;
+	uint32_t i, n;
+	size_t bsize;
+
+	bpfstash_entry_verify(e);
+	bpfstash_entry_compute_hash(e, hash);
+	sink += strlen(bpfstash_entry_name(e));
+	sink += bpfstash_entry_loaded(e);
+	for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
+		sink += !!bpfstash_entry_blob(e, i, &bsize);
+
+	n = bpfstash_entry_nr_funcs(e);
+	for (i = 0; i < n; i++) {
+		const struct bpfstash_func *f = bpfstash_entry_func(e, i);
+		uint64_t probes[] = { f->addr, f->addr + f->len / 2, f->addr + f->len - 1,
+				      f->addr + f->len, f->addr - 1 };
+		size_t k;
+
+		sink += strlen(bpfstash_entry_func_name(e, i));
+		for (k = 0; k < sizeof(probes) / sizeof(probes[0]); k++)
+			if (!bpfstash_entry_resolve(e, probes[k], &loc))
+				sink += use_location(&loc);
+		if (!bpfstash_entry_resolve_offset(e, f->offset + f->len - 1, &loc))
+			sink += use_location(&loc);
+	}
+	/* Addresses and offsets from the input's last bytes. */
+	for (i = 0; i + 8 <= size && i < 64; i += 8) {
+		uint64_t v;
+
+		memcpy(&v, data + size - 8 - i, 8);
+		if (!bpfstash_entry_resolve(e, v, &loc))
+			sink += use_location(&loc);
+		if (!bpfstash_entry_resolve_offset(e, v & 0xffffff, &loc))
+			sink += use_location(&loc);
+	}
+
+	if (ftruncate(memfd, 0) == 0 && lseek(memfd, 0, SEEK_SET) == 0)
+		bpfstash_entry_export_elf(e, memfd);
+	(void)sink;
+}
+
+/* Make meta agree with the files' sizes (FUZZ_FIXUP). */
+static void fixup(struct bpfstash_meta *m, const struct bst_entry_files *f)
+{
+	struct bpfstash_content *c = &m->content;
+
+	c->version = BPFSTASH_VERSION;
+	c->funcs_size = f->funcs_size;
+	if (c->nr_funcs < 1 || c->nr_funcs > BPFSTASH_MAX_FUNCS)
+		c->nr_funcs = 1;
+	c->jited_len = f->sizes[BPFSTASH_JITED];
+	c->nr_line_info = f->sizes[BPFSTASH_LINE_INFO] / sizeof(struct bpf_line_info);
+	c->line_info_rec_size = sizeof(struct bpf_line_info);
+	c->nr_jited_line_info = f->sizes[BPFSTASH_JITED_LINE_INFO] ? c->nr_line_info : 0;
+	c->nr_func_info = f->sizes[BPFSTASH_FUNC_INFO] / sizeof(struct bpf_func_info);
+	c->func_info_rec_size = sizeof(struct bpf_func_info);
+	c->btf_size = f->sizes[BPFSTASH_BTF];
+	c->name[sizeof(c->name) - 1] = '\0';
+	m->attach_func_name[sizeof(m->attach_func_name) - 1] = '\0';
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct bst_entry_files files = {};
+	struct bpfstash_entry *e = NULL;
+	struct bpfstash_meta meta;
+	const uint8_t *p = data, *end = data + size;
+	unsigned int mode, flags;
+	int i;
+
+	if (size < 1)
+		return 0;
+	mode = *p++;
+	for (i = 0; i < FUZZ_NR_FILES; i++) {
+		uint32_t len;
+
+		if (end - p < 4)
+			break;
+		memcpy(&len, p, 4);
+		p += 4;
+		if (len > (size_t)(end - p))
+			len = end - p;
+		if (i == FUZZ_META) {
+			files.meta = p;
+			files.meta_size = len;
+		} else if (i == FUZZ_FUNCS) {
+			files.funcs = p;
+			files.funcs_size = len;
+		} else {
+			files.blobs[i - FUZZ_BLOB0] = p;
+			files.sizes[i - FUZZ_BLOB0] = len;
+		}
+		p += len;
+	}
+	flags = mode & FUZZ_META_ONLY ? BPFSTASH_LOAD_META : 0;
+
+	if ((mode & FUZZ_FIXUP) && files.meta && files.meta_size == sizeof(meta)) {
+		memcpy(&meta, files.meta, sizeof(meta));
+		fixup(&meta, &files);
+		files.meta = &meta;
+		/* Once loaded, rename it by its content: verification passes. */
+		if (!bst_entry_load_mem(NULL, &files, flags, &e))
+			bpfstash_entry_compute_hash(e, meta.hash);
+		bpfstash_entry_free(e);
+		e = NULL;
+	}
+	if (bst_entry_load_mem(NULL, &files, flags, &e))
+		return 0;
+	exercise(e, data, size);
+	bpfstash_entry_free(e);
+	return 0;
+}
