@@ -138,6 +138,19 @@ int bpfstash_entry_resolve(const struct bpfstash_entry *entry, uint64_t addr,
 int bpfstash_entry_resolve_offset(const struct bpfstash_entry *entry, uint64_t offset,
 				  struct bpfstash_location *loc);
 
+/* The name of function @i in BTF (through func_info), or NULL. */
+const char *bpfstash_entry_func_btf_name(const struct bpfstash_entry *entry, uint32_t i);
+
+/*
+ * The line info records in address order (by function, then offset; at one
+ * address, in record order): bpfstash_entry_line() fills @loc for the @i-th
+ * as if its address had been resolved, with that very record.  -ENOENT
+ * past the last.
+ */
+uint32_t bpfstash_entry_nr_lines(const struct bpfstash_entry *entry);
+int bpfstash_entry_line(const struct bpfstash_entry *entry, uint32_t i,
+			struct bpfstash_location *loc);
+
 /*
  * Find the entry whose code holds @addr: a loaded program's if there is
  * one, else the most recently loaded.  Returns the entry (free it) and
@@ -151,6 +164,9 @@ int bpfstash_resolve(struct bpfstash *stash, uint64_t addr,
  * its load address, a symbol per function, an NT_GNU_BUILD_ID note with
  * the hash, and .debug_line (DWARF 4) from the line info, so that
  * objdump -dl, addr2line, perf and debuginfod work on it unchanged.
+ * @fd must be a regular file (or a memfd) open for writing: it is written
+ * from offset 0 and truncated to the ELF's size.  The hash is not checked
+ * here (see bpfstash_entry_verify()): the note holds the entry's name.
  */
 int bpfstash_entry_export_elf(const struct bpfstash_entry *entry, int fd);
 

@@ -79,12 +79,30 @@ static const char *btf_func_name(const struct bpfstash_entry *e, uint32_t func)
 	return btf__name_by_offset(e->btf, t->name_off);
 }
 
+/* Fill @loc's line part from line record @idx (of function loc->func). */
+static void set_line(const struct bpfstash_entry *e, uint32_t idx, struct bpfstash_location *loc)
+{
+	const struct bpf_line_info *li = e->blobs[BPFSTASH_LINE_INFO];
+
+	li += idx;
+	loc->line_idx = idx;
+	loc->has_line = true;
+	loc->line_addr = loc->func_addr + jlines(e)[idx].off;
+	loc->file = btf_str(e, li->file_name_off);
+	loc->line = BPF_LINE_INFO_LINE_NUM(li->line_col);
+	loc->col = BPF_LINE_INFO_LINE_COL(li->line_col);
+	loc->source = btf_str(e, li->line_off);
+	if (!strcmp(loc->source, "?"))
+		loc->source = "";
+	while (*loc->source == ' ' || *loc->source == '\t')
+		loc->source++;
+}
+
 static void fill_line(const struct bpfstash_entry *e, uint32_t func, uint32_t off,
 		      struct bpfstash_location *loc)
 {
 	const struct bpfstash_content *c = &e->meta.content;
 	const struct bpfstash_jited_line *jl = jlines(e);
-	const struct bpf_line_info *li = e->blobs[BPFSTASH_LINE_INFO];
 	uint32_t lo = 0, hi = c->nr_jited_line_info, best = UINT32_MAX;
 
 	loc->has_line = false;
@@ -103,20 +121,51 @@ static void fill_line(const struct bpfstash_entry *e, uint32_t func, uint32_t of
 			hi = mid;
 		}
 	}
-	if (best == UINT32_MAX)
-		return;
-	loc->line_idx = e->line_order[best];
-	li += loc->line_idx;
-	loc->has_line = true;
-	loc->line_addr = loc->func_addr + jl[loc->line_idx].off;
-	loc->file = btf_str(e, li->file_name_off);
-	loc->line = BPF_LINE_INFO_LINE_NUM(li->line_col);
-	loc->col = BPF_LINE_INFO_LINE_COL(li->line_col);
-	loc->source = btf_str(e, li->line_off);
-	if (!strcmp(loc->source, "?"))
-		loc->source = "";
-	while (*loc->source == ' ' || *loc->source == '\t')
-		loc->source++;
+	if (best != UINT32_MAX)
+		set_line(e, e->line_order[best], loc);
+}
+
+static void set_func(const struct bpfstash_entry *e, uint32_t i, uint64_t addr,
+		     struct bpfstash_location *loc)
+{
+	const struct bpfstash_func *f = bpfstash_entry_func(e, i);
+
+	memset(loc, 0, sizeof(*loc));
+	loc->addr = addr;
+	loc->func = i;
+	loc->func_addr = f->addr;
+	loc->func_off = addr - f->addr;
+	loc->func_name = bpfstash_entry_func_name(e, i);
+	loc->btf_name = btf_func_name(e, i);
+}
+
+const char *bpfstash_entry_func_btf_name(const struct bpfstash_entry *e, uint32_t i)
+{
+	if (i >= bpfstash_entry_nr_funcs(e))
+		return NULL;
+	return btf_func_name(e, i);
+}
+
+uint32_t bpfstash_entry_nr_lines(const struct bpfstash_entry *e)
+{
+	return e->meta_only ? 0 : e->meta.content.nr_jited_line_info;
+}
+
+int bpfstash_entry_line(const struct bpfstash_entry *e, uint32_t i,
+			struct bpfstash_location *loc)
+{
+	const struct bpfstash_jited_line *jl;
+	uint32_t idx;
+
+	if (i >= bpfstash_entry_nr_lines(e)) {
+		memset(loc, 0, sizeof(*loc));
+		return -ENOENT;
+	}
+	idx = e->line_order[i];
+	jl = &jlines(e)[idx];
+	set_func(e, jl->func, bpfstash_entry_func(e, jl->func)->addr + jl->off, loc);
+	set_line(e, idx, loc);
+	return 0;
 }
 
 int bpfstash_entry_resolve(const struct bpfstash_entry *e, uint64_t addr,
@@ -131,11 +180,7 @@ int bpfstash_entry_resolve(const struct bpfstash_entry *e, uint64_t addr,
 
 		if (addr < f->addr || addr - f->addr >= f->len)
 			continue;
-		loc->func = i;
-		loc->func_addr = f->addr;
-		loc->func_off = addr - f->addr;
-		loc->func_name = bpfstash_entry_func_name(e, i);
-		loc->btf_name = btf_func_name(e, i);
+		set_func(e, i, addr, loc);
 		fill_line(e, i, loc->func_off, loc);
 		return 0;
 	}
@@ -150,8 +195,12 @@ int bpfstash_entry_resolve_offset(const struct bpfstash_entry *e, uint64_t offse
 	for (i = 0; i < n; i++) {
 		const struct bpfstash_func *f = bpfstash_entry_func(e, i);
 
-		if (offset >= f->offset && offset - f->offset < f->len)
-			return bpfstash_entry_resolve(e, f->addr + (offset - f->offset), loc);
+		/* This function, even if a crafted entry overlaps another. */
+		if (offset >= f->offset && offset - f->offset < f->len) {
+			set_func(e, i, f->addr + (offset - f->offset), loc);
+			fill_line(e, i, loc->func_off, loc);
+			return 0;
+		}
 	}
 	memset(loc, 0, sizeof(*loc));
 	return -ENOENT;

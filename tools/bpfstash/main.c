@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bpfstash(8): list, show, resolve, verify and export the entries of a
+ * bpfstash filesystem, or of a copy of one.
+ *
+ * Dispatch as in bpftool: a command table matched by unique prefix, each
+ * command a do_<name>(argc, argv); --json output through one writer, and
+ * errors through p_err(), which respects it.  Options may come before or
+ * after the command.  Exit codes are sysexits: 0, 1, 64 usage, 69 no stash.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/libbpf.h>
+
+#include "main.h"
+
+struct opts opts = { .root = BPFSTASH_DEFAULT_ROOT };
+json_writer_t *json_wtr;
+const char *bin_name = "bpfstash";
+
+void p_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (json_wtr) {
+		jsonw_start_object(json_wtr);
+		jsonw_name(json_wtr, "error");
+		jsonw_vprintf_enquote(json_wtr, fmt, ap);
+		jsonw_end_object(json_wtr);
+	} else {
+		fprintf(stderr, "Error: ");
+		vfprintf(stderr, fmt, ap);
+		fprintf(stderr, "\n");
+	}
+	va_end(ap);
+}
+
+void p_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (json_wtr)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+}
+
+int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (json_wtr) {
+		jsonw_start_object(json_wtr);
+		jsonw_name(json_wtr, "error");
+		jsonw_vprintf_enquote(json_wtr, fmt, ap);
+		jsonw_end_object(json_wtr);
+	} else {
+		fprintf(stderr, "Error: ");
+		vfprintf(stderr, fmt, ap);
+		fprintf(stderr, "\nTry '%s --help'.\n", bin_name);
+	}
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+const char *errstr(int err)
+{
+	switch (err) {
+	case -EBADMSG:
+		return "corrupt (a file is truncated, oversized or inconsistent)";
+	case -EPROTONOSUPPORT:
+		return "unsupported format version";
+	default:
+		return strerror(err < 0 ? -err : err);
+	}
+}
+
+int stash_open(struct bpfstash **stash)
+{
+	int err = bpfstash_open(opts.root, stash);
+
+	if (err) {
+		p_err("cannot open the stash at %s: %s%s", opts.root, strerror(-err),
+		      err == -ENOENT && !strcmp(opts.root, BPFSTASH_DEFAULT_ROOT) ?
+		      " (mount -t bpfstash none " BPFSTASH_DEFAULT_ROOT ")" : "");
+		return EXIT_NOSTASH;
+	}
+	return EXIT_OK;
+}
+
+int stash_lookup(struct bpfstash *stash, const char *arg, char *name)
+{
+	size_t len = strlen(arg), i, count, found = 0;
+	char **names;
+	int err;
+
+	if (bpfstash_name_valid(arg)) {
+		memcpy(name, arg, BPFSTASH_HEX_LEN + 1);
+		return EXIT_OK;
+	}
+	for (i = 0; i < len; i++)
+		if (!((arg[i] >= '0' && arg[i] <= '9') || (arg[i] >= 'a' && arg[i] <= 'f')))
+			break;
+	if (i != len || len < 4 || len > BPFSTASH_HEX_LEN)
+		return usage_error("'%s' is not an entry name (4 to %d lowercase hex digits)",
+				   arg, BPFSTASH_HEX_LEN);
+	err = bpfstash_list(stash, &names, &count);
+	if (err) {
+		p_err("cannot list %s: %s", opts.root, strerror(-err));
+		return EXIT_NOSTASH;
+	}
+	for (i = 0; i < count; i++) {
+		if (strncmp(names[i], arg, len))
+			continue;
+		if (found++) {
+			p_err("'%s' is ambiguous: %s, %s...", arg, name, names[i]);
+			break;
+		}
+		memcpy(name, names[i], BPFSTASH_HEX_LEN + 1);
+	}
+	bpfstash_names_free(names);
+	if (found == 1)
+		return EXIT_OK;
+	if (!found)
+		p_err("no entry %s... in %s", arg, opts.root);
+	return EXIT_FAIL;
+}
+
+int stash_load(struct bpfstash *stash, const char *name, unsigned int flags,
+	       struct bpfstash_entry **entry)
+{
+	int err = bpfstash_entry_load(stash, name, flags, entry);
+
+	if (err == -ENOENT)
+		p_err("%s: no such entry, or a file of it is missing", name);
+	else if (err)
+		p_err("%s: %s", name, errstr(err));
+	return err ? EXIT_FAIL : EXIT_OK;
+}
+
+void format_age(uint64_t s, char *buf, size_t size)
+{
+	if (s < 120)
+		snprintf(buf, size, "%llus", (unsigned long long)s);
+	else if (s < 2 * 3600)
+		snprintf(buf, size, "%llum", (unsigned long long)s / 60);
+	else if (s < 2 * 86400)
+		snprintf(buf, size, "%lluh", (unsigned long long)s / 3600);
+	else
+		snprintf(buf, size, "%llud", (unsigned long long)s / 86400);
+}
+
+void format_time(uint64_t ns, char *buf, size_t size)
+{
+	time_t t = ns / 1000000000ull;
+	struct tm tm;
+
+	if (!ns || !gmtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, size, "-");
+}
+
+uint64_t now_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int do_help(int argc, char **argv)
+{
+	if (json_wtr) {
+		jsonw_null(json_wtr);
+		return EXIT_OK;
+	}
+	printf("Usage: %s [OPTIONS] COMMAND [ARGS]\n"
+	       "\n"
+	       "  ls                        list the entries: name, functions, size, state, age\n"
+	       "  show HASH                 an entry's metadata and functions\n"
+	       "  lines HASH                its line info, with the source and the JITed bytes\n"
+	       "  resolve ADDR|HASH+OFF...  function and source line of an address, or of an\n"
+	       "                            offset into an entry's jited file\n"
+	       "  verify [HASH...]          recompute the hashes (all entries by default)\n"
+	       "  export HASH... --to DIR   write ELF files into DIR/.build-id/xx/yyyy.debug\n"
+	       "  help                      this text\n"
+	       "\n"
+	       "  HASH is an entry's name, or a unique prefix of at least 4 hex digits;\n"
+	       "  ADDR and OFF are hex (0x optional for ADDR; OFF: 0x for hex, else decimal).\n"
+	       "\n"
+	       "Options:\n"
+	       "  -r, --root DIR   the stash (default " BPFSTASH_DEFAULT_ROOT "), or a copy of it\n"
+	       "  -j, --json       JSON output\n"
+	       "  -p, --pretty     indented JSON output (implies --json)\n"
+	       "  -t, --to DIR     export's destination\n"
+	       "  -v, --verbose    let libbpf print its warnings\n"
+	       "  -V, --version    print the version\n"
+	       "  -h, --help       print this help\n"
+	       "\n"
+	       "Exit status: 0 ok, 1 failure or mismatch, 64 usage, 69 stash unavailable.\n",
+	       bin_name);
+	return EXIT_OK;
+}
+
+static int do_version(int argc, char **argv)
+{
+	if (json_wtr) {
+		jsonw_start_object(json_wtr);
+		jsonw_string_field(json_wtr, "version", BPFSTASH_TOOL_VERSION);
+		jsonw_name(json_wtr, "libbpfstash_version");
+		jsonw_printf(json_wtr, "\"%d.%d\"", LIBBPFSTASH_MAJOR_VERSION,
+			     LIBBPFSTASH_MINOR_VERSION);
+		jsonw_string_field(json_wtr, "libbpf_version", libbpf_version_string());
+		jsonw_end_object(json_wtr);
+	} else {
+		printf("%s v%s\nusing libbpfstash %d.%d, libbpf %s\n", bin_name,
+		       BPFSTASH_TOOL_VERSION, LIBBPFSTASH_MAJOR_VERSION,
+		       LIBBPFSTASH_MINOR_VERSION, libbpf_version_string());
+	}
+	return EXIT_OK;
+}
+
+struct cmd {
+	const char *name;
+	int (*func)(int argc, char **argv);
+};
+
+static const struct cmd commands[] = {
+	{ "ls",		do_ls },
+	{ "show",	do_show },
+	{ "lines",	do_lines },
+	{ "resolve",	do_resolve },
+	{ "verify",	do_verify },
+	{ "export",	do_export },
+	{ "help",	do_help },
+	{ "version",	do_version },
+	{ NULL }
+};
+
+/* A command by its name or a unique prefix of it ("l" is ls or lines). */
+static int cmd_select(int argc, char **argv)
+{
+	const struct cmd *found = NULL, *c;
+	size_t len = strlen(argv[0]);
+
+	for (c = commands; c->name; c++) {
+		if (!strcmp(c->name, argv[0])) {
+			found = c;
+			break;
+		}
+		if (!strncmp(c->name, argv[0], len)) {
+			if (found)
+				return usage_error("'%s' is ambiguous: %s or %s?", argv[0],
+						   found->name, c->name);
+			found = c;
+		}
+	}
+	if (!found)
+		return usage_error("unknown command '%s'", argv[0]);
+	return found->func(argc - 1, argv + 1);
+}
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "pretty",	no_argument,		NULL, 'p' },
+		{ "root",	required_argument,	NULL, 'r' },
+		{ "to",		required_argument,	NULL, 't' },
+		{ "verbose",	no_argument,		NULL, 'v' },
+		{ "version",	no_argument,		NULL, 'V' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL }
+	};
+	bool help = false, version = false;
+	char **args;
+	int opt, nargs = 0, ret;
+
+	setlinebuf(stdout);
+	args = calloc(argc + 1, sizeof(*args));
+	if (!args)
+		return EXIT_FAIL;
+	opterr = 0;
+	/* "-" returns non-options in order as 1: options go anywhere. */
+	while ((opt = getopt_long(argc, argv, "-jpr:t:vVh", options, NULL)) != -1) {
+		switch (opt) {
+		case 1:
+			args[nargs++] = optarg;
+			break;
+		case 'p':
+			opts.pretty = true;
+			/* fall through */
+		case 'j':
+			opts.json = true;
+			break;
+		case 'r':
+			opts.root = optarg;
+			break;
+		case 't':
+			opts.to = optarg;
+			break;
+		case 'v':
+			opts.verbose = true;
+			break;
+		case 'V':
+			version = true;
+			break;
+		case 'h':
+			help = true;
+			break;
+		default:
+			if (optopt && strchr("rt", optopt))
+				ret = usage_error("option '%s' needs an argument", argv[optind - 1]);
+			else
+				ret = usage_error("unknown option '%s'", argv[optind - 1]);
+			free(args);
+			return ret;
+		}
+	}
+	while (optind < argc)		/* after "--" */
+		args[nargs++] = argv[optind++];
+
+	if (!opts.verbose)
+		libbpf_set_print(quiet_print);
+	if (opts.json) {
+		json_wtr = jsonw_new(stdout);
+		if (!json_wtr) {
+			free(args);
+			return EXIT_FAIL;
+		}
+		jsonw_pretty(json_wtr, opts.pretty);
+	}
+
+	if (help)
+		ret = do_help(0, NULL);
+	else if (version)
+		ret = do_version(0, NULL);
+	else if (!nargs)
+		ret = usage_error("no command given");
+	else
+		ret = cmd_select(nargs, args);
+
+	if (json_wtr)
+		jsonw_destroy(&json_wtr);
+	free(args);
+	return ret;
+}

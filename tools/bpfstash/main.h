@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * bpfstash(8): the shared state of the command line tool.  Commands are in
+ * the style of bpftool: a table of names, a do_<name>() each, JSON output
+ * through one writer, errors through p_err().
+ */
+#ifndef BPFSTASH_TOOL_MAIN_H
+#define BPFSTASH_TOOL_MAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "json_writer.h"
+#include "libbpfstash.h"
+
+/* Exit codes (sysexits.h). */
+#define EXIT_OK		0
+#define EXIT_FAIL	1	/* a failure, a mismatch, an entry not found */
+#define EXIT_USAGE	64	/* EX_USAGE */
+#define EXIT_NOSTASH	69	/* EX_UNAVAILABLE: the stash cannot be opened */
+
+#define BPFSTASH_TOOL_VERSION "0.1"
+
+struct opts {
+	const char *root;	/* --root */
+	const char *to;		/* export --to */
+	bool json;
+	bool pretty;
+	bool verbose;
+};
+
+extern struct opts opts;
+extern json_writer_t *json_wtr;
+extern const char *bin_name;
+
+void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Open --root; on failure report it and return EXIT_NOSTASH. */
+int stash_open(struct bpfstash **stash);
+/*
+ * An entry by its name or a unique prefix of it (at least 4 hex digits).
+ * Fills @name (BPFSTASH_HEX_LEN + 1 bytes); reports and returns EXIT_*.
+ */
+int stash_lookup(struct bpfstash *stash, const char *arg, char *name);
+/* Load an entry, reporting failures; returns EXIT_*. */
+int stash_load(struct bpfstash *stash, const char *name, unsigned int flags,
+	       struct bpfstash_entry **entry);
+
+const char *errstr(int err);
+void format_age(uint64_t seconds, char *buf, size_t size);
+void format_time(uint64_t ns_epoch, char *buf, size_t size);
+uint64_t now_real_ns(void);
+
+int do_ls(int argc, char **argv);
+int do_show(int argc, char **argv);
+int do_lines(int argc, char **argv);
+int do_resolve(int argc, char **argv);
+int do_verify(int argc, char **argv);
+int do_export(int argc, char **argv);
+
+#endif
