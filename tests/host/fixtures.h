@@ -124,4 +124,85 @@ static inline void fixture_rmtree(const char *dir)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * bpftool's view of a fixture: every instruction address of
+ * `bpftool prog dump jited ... linum` (tests/fixtures/bpftool/<name>.linum),
+ * as function index and offset, with the line annotation in effect there
+ * ("; <source> [file:F line_num:N line_col:C]" above it), if any.
+ */
+struct linum_row {
+	uint32_t func;
+	uint32_t off;
+	int has_line;
+	char file[1024];
+	unsigned int line;
+	unsigned int col;
+	char source[1024];
+};
+
+static inline struct linum_row *fixture_linum(const char *name,
+					      const struct bpfstash_entry *e, size_t *count)
+{
+	struct linum_row cur = {}, *rows = NULL;
+	char path[512], line[1024];
+	size_t n = 0, cap = 0;
+	int func = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), FIXTURES "/bpftool/%s.linum", name);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+		unsigned int off;
+		char *tag, *p;
+		uint32_t i;
+
+		if (len && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (!strncmp(line, "bpf_prog_", 9) && len && line[len - 1] == ':') {
+			line[len - 1] = '\0';
+			func = -1;
+			for (i = 0; i < bpfstash_entry_nr_funcs(e); i++)
+				if (!strcmp(bpfstash_entry_func_name(e, i), line))
+					func = i;
+			if (func < 0)
+				fail_msg("%s: function %s is not in the entry", path, line);
+			memset(&cur, 0, sizeof(cur));
+			cur.func = func;
+			continue;
+		}
+		if (!strncmp(line, "; ", 2) && (tag = strstr(line, " [file:"))) {
+			*tag = '\0';
+			snprintf(cur.source, sizeof(cur.source), "%s", line + 2);
+			p = strstr(tag + 1, " line_num:");
+			assert_non_null(p);
+			*p = '\0';
+			snprintf(cur.file, sizeof(cur.file), "%s", tag + 7);
+			assert_int_equal(sscanf(p + 1, "line_num:%u line_col:%u]", &cur.line,
+						&cur.col), 2);
+			cur.has_line = 1;
+			continue;
+		}
+		/* "<spaces><hex offset>:\t<instruction>" */
+		p = line + strspn(line, " ");
+		if (strspn(p, "0123456789abcdef") && p[strspn(p, "0123456789abcdef")] == ':' &&
+		    p[strspn(p, "0123456789abcdef") + 1] == '\t') {
+			off = strtoul(p, NULL, 16);
+			assert_true(func >= 0);
+			if (n == cap) {
+				cap = cap ? 2 * cap : 1024;
+				rows = realloc(rows, cap * sizeof(*rows));
+				assert_non_null(rows);
+			}
+			cur.off = off;
+			rows[n++] = cur;
+		}
+	}
+	fclose(f);
+	assert_true(n > 0);
+	*count = n;
+	return rows;
+}
+
 #endif
