@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The ELF export of entries captured from the kernel, read back with
+ * libelf and with tools nobody here wrote: readelf, objdump, addr2line
+ * (binutils) and eu-addr2line (libdw, as perf uses it).  The expected
+ * values come from the fixture's manifest and from what bpftool printed
+ * while the program was loaded, not from the entry being exported.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#include "libbpfstash.h"
+#include "fixtures.h"
+
+static const char *const fixture_names[] = { "subprogs", "tiny", "large" };
+#define NR_FIXTURES (sizeof(fixture_names) / sizeof(fixture_names[0]))
+
+struct exported {
+	struct fixture fx;
+	struct bpfstash_entry *e;
+	char path[64];
+	uint8_t *image;		/* bpftool's raw image of the program */
+	size_t image_size;
+};
+
+static void export_fixture(const char *name, struct exported *x)
+{
+	int fd;
+
+	fixture_get(name, &x->fx);
+	x->e = fixture_load(&x->fx);
+	snprintf(x->path, sizeof(x->path), "/tmp/bpfstash-export-XXXXXX");
+	fd = mkstemp(x->path);
+	assert_true(fd >= 0);
+	assert_int_equal(bpfstash_entry_export_elf(x->e, fd), 0);
+	close(fd);
+	x->image = fixture_read_file(FIXTURES "/bpftool", name, ".jited", &x->image_size);
+}
+
+static void exported_free(struct exported *x)
+{
+	unlink(x->path);
+	bpfstash_entry_free(x->e);
+	free(x->image);
+}
+
+/* Run @cmd with the shell, its stdout into a new string; returns the exit status. */
+static int run(const char *cmd, char **out)
+{
+	size_t len = 0, cap = 4096, n;
+	char *buf = malloc(cap);
+	FILE *p;
+	int st;
+
+	assert_non_null(buf);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+		len += n;
+		if (cap - len < 2) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+	}
+	buf[len] = '\0';
+	st = pclose(p);
+	*out = buf;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int have(const char *tool)
+{
+	char cmd[128], *out;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "command -v %s", tool);
+	rc = run(cmd, &out);
+	free(out);
+	return rc == 0;
+}
+
+/* The .text section at @addr, or NULL. */
+static Elf_Scn *text_at(Elf *elf, uint64_t addr, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, sh) && (sh->sh_flags & SHF_EXECINSTR) && sh->sh_addr == addr)
+			return scn;
+	return NULL;
+}
+
+/* libelf: the build-id note, a .text and a PT_LOAD per function, the symbols. */
+static void test_elf_contents(void **state)
+{
+	size_t k;
+
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	for (k = 0; k < NR_FIXTURES; k++) {
+		uint8_t want_id[BPFSTASH_HASH_SIZE];
+		size_t shstrndx, nphdr, texts = 0, i;
+		bool note_seen = false, pt_note = false;
+		struct exported x;
+		GElf_Ehdr ehdr;
+		GElf_Shdr sh;
+		Elf_Scn *scn = NULL, *symscn = NULL;
+		Elf *elf;
+		int fd;
+
+		export_fixture(fixture_names[k], &x);
+		assert_int_equal(bpfstash_hash_parse(x.fx.hash, want_id), 0);
+		fd = open(x.path, O_RDONLY);
+		assert_true(fd >= 0);
+		elf = elf_begin(fd, ELF_C_READ, NULL);
+		assert_non_null(elf);
+		assert_int_equal(elf_kind(elf), ELF_K_ELF);
+		assert_non_null(gelf_getehdr(elf, &ehdr));
+		assert_int_equal(ehdr.e_type, ET_EXEC);
+#ifdef __x86_64__
+		assert_int_equal(ehdr.e_machine, EM_X86_64);
+#endif
+		assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+
+		while ((scn = elf_nextscn(elf, scn))) {
+			const char *name;
+
+			assert_non_null(gelf_getshdr(scn, &sh));
+			name = elf_strptr(elf, shstrndx, sh.sh_name);
+			assert_non_null(name);
+			if (sh.sh_type == SHT_SYMTAB)
+				symscn = scn;
+			if (sh.sh_flags & SHF_EXECINSTR) {
+				assert_string_equal(name, ".text");
+				texts++;
+			}
+			if (sh.sh_type == SHT_NOTE) {
+				Elf_Data *d = elf_getdata(scn, NULL);
+				size_t off = 0, name_off, desc_off;
+				GElf_Nhdr nh;
+
+				assert_string_equal(name, ".note.gnu.build-id");
+				assert_non_null(d);
+				off = gelf_getnote(d, off, &nh, &name_off, &desc_off);
+				assert_true(off > 0);
+				assert_int_equal(nh.n_type, NT_GNU_BUILD_ID);
+				assert_int_equal(nh.n_namesz, 4);
+				assert_memory_equal((char *)d->d_buf + name_off, "GNU", 4);
+				assert_int_equal(nh.n_descsz, BPFSTASH_HASH_SIZE);
+				assert_memory_equal((uint8_t *)d->d_buf + desc_off, want_id,
+						    BPFSTASH_HASH_SIZE);
+				note_seen = true;
+			}
+		}
+		assert_true(note_seen);
+		assert_int_equal(texts, bpfstash_entry_nr_funcs(x.e));
+
+		/* Each function: its bytes, as bpftool dumped them, at its address. */
+		assert_int_equal(elf_getphdrnum(elf, &nphdr), 0);
+		for (i = 0; i < bpfstash_entry_nr_funcs(x.e); i++) {
+			const struct bpfstash_func *f = bpfstash_entry_func(x.e, i);
+			Elf_Data *d;
+			bool loaded = false;
+			size_t p;
+
+			scn = text_at(elf, f->addr, &sh);
+			assert_non_null(scn);
+			assert_int_equal(sh.sh_size, f->len);
+			assert_int_equal(sh.sh_type, SHT_PROGBITS);
+			assert_true(sh.sh_flags & SHF_ALLOC);
+			d = elf_getdata(scn, NULL);
+			assert_non_null(d);
+			assert_int_equal(d->d_size, f->len);
+			assert_true(f->offset + f->len <= x.image_size);
+			assert_memory_equal(d->d_buf, x.image + f->offset, f->len);
+			for (p = 0; p < nphdr; p++) {
+				GElf_Phdr ph;
+
+				assert_non_null(gelf_getphdr(elf, p, &ph));
+				if (ph.p_type == PT_NOTE)
+					pt_note = true;
+				if (ph.p_type != PT_LOAD || ph.p_vaddr != f->addr)
+					continue;
+				assert_int_equal(ph.p_filesz, f->len);
+				assert_int_equal(ph.p_memsz, f->len);
+				assert_int_equal(ph.p_offset, sh.sh_offset);
+				assert_int_equal(ph.p_offset % ph.p_align, ph.p_vaddr % ph.p_align);
+				assert_true(ph.p_flags & PF_X);
+				loaded = true;
+			}
+			assert_true(loaded);
+		}
+		assert_true(pt_note);
+
+		/* A global function symbol per function, named as in kallsyms. */
+		assert_non_null(symscn);
+		for (i = 0; i < bpfstash_entry_nr_funcs(x.e); i++) {
+			const struct bpfstash_func *f = bpfstash_entry_func(x.e, i);
+			Elf_Data *d = elf_getdata(symscn, NULL);
+			GElf_Shdr symsh;
+			bool found = false;
+			size_t s;
+
+			assert_non_null(gelf_getshdr(symscn, &symsh));
+			for (s = 0; s < symsh.sh_size / symsh.sh_entsize; s++) {
+				GElf_Sym sym;
+				const char *name;
+
+				assert_non_null(gelf_getsym(d, s, &sym));
+				name = elf_strptr(elf, symsh.sh_link, sym.st_name);
+				if (!name || strcmp(name, bpfstash_entry_func_name(x.e, i)))
+					continue;
+				assert_int_equal(GELF_ST_TYPE(sym.st_info), STT_FUNC);
+				assert_int_equal(GELF_ST_BIND(sym.st_info), STB_GLOBAL);
+				assert_true(sym.st_value == f->addr);
+				assert_int_equal(sym.st_size, f->len);
+				assert_int_equal(elf_ndxscn(text_at(elf, f->addr, &sh)), sym.st_shndx);
+				found = true;
+			}
+			assert_true(found);
+		}
+		elf_end(elf);
+		close(fd);
+		exported_free(&x);
+	}
+}
+
+static void test_readelf_build_id(void **state)
+{
+	size_t k;
+
+	if (!have("readelf"))
+		skip();
+	for (k = 0; k < NR_FIXTURES; k++) {
+		char cmd[256], want[128], *out;
+		struct exported x;
+
+		export_fixture(fixture_names[k], &x);
+		snprintf(cmd, sizeof(cmd), "readelf -n %s", x.path);
+		assert_int_equal(run(cmd, &out), 0);
+		snprintf(want, sizeof(want), "Build ID: %s\n", x.fx.hash);
+		if (!strstr(out, want))
+			fail_msg("readelf -n: no '%s' in:\n%s", want, out);
+		free(out);
+		exported_free(&x);
+	}
+}
+
+/*
+ * objdump -d over each function: it is named by its symbol, decodes
+ * without "(bad)", and the bytes it shows are bpftool's image.
+ */
+static void test_objdump_disassembles(void **state)
+{
+	size_t k;
+
+	if (!have("objdump"))
+		skip();
+	for (k = 0; k < NR_FIXTURES; k++) {
+		struct exported x;
+		uint32_t i;
+
+		export_fixture(fixture_names[k], &x);
+		for (i = 0; i < bpfstash_entry_nr_funcs(x.e); i++) {
+			const struct bpfstash_func *f = bpfstash_entry_func(x.e, i);
+			char cmd[512], want[256], *out, *line, *save = NULL;
+			uint8_t *bytes = malloc(f->len + 16);
+			size_t n = 0, insns = 0;
+
+			assert_non_null(bytes);
+			snprintf(cmd, sizeof(cmd),
+				 "objdump -d --start-address=0x%llx --stop-address=0x%llx %s",
+				 (unsigned long long)f->addr,
+				 (unsigned long long)(f->addr + f->len), x.path);
+			assert_int_equal(run(cmd, &out), 0);
+			snprintf(want, sizeof(want), "%016llx <%s>:", (unsigned long long)f->addr,
+				 bpfstash_entry_func_name(x.e, i));
+			if (!strstr(out, want))
+				fail_msg("objdump: no '%s' in:\n%s", want, out);
+			assert_null(strstr(out, "(bad)"));
+			/* "<addr>:\t<hex bytes> \t<insn>", long ones on more lines */
+			for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+				char *tab = strchr(line, '\t'), *p;
+				unsigned int b;
+				int used;
+
+				if (!tab || tab[-1] != ':' || strspn(line, " 0123456789abcdef") != (size_t)(tab - 1 - line))
+					continue;
+				insns += strchr(tab + 1, '\t') != NULL;
+				for (p = tab + 1; sscanf(p, " %2x%n", &b, &used) == 1 && (p[used] == ' ' || p[used] == '\t' || !p[used]); p += used) {
+					assert_true(n < f->len);
+					bytes[n++] = b;
+					if (p[used] == '\t')
+						break;
+				}
+			}
+			assert_int_equal(n, f->len);
+			assert_memory_equal(bytes, x.image + f->offset, f->len);
+			assert_true(insns >= 3);
+			free(bytes);
+			free(out);
+		}
+		exported_free(&x);
+	}
+}
+
+/*
+ * A line-table reader on every address bpftool annotated: @cmd reads
+ * addresses on stdin, prints one "file:line[:col]" each.
+ */
+static void check_line_tool(const char *tool, bool with_col)
+{
+	size_t k;
+
+	for (k = 0; k < NR_FIXTURES; k++) {
+		char addrs[] = "/tmp/bpfstash-addrs-XXXXXX", cmd[512], *out, *line, *save = NULL;
+		struct linum_row *rows;
+		struct exported x;
+		size_t n, r, checked = 0;
+		FILE *f;
+		int fd;
+
+		export_fixture(fixture_names[k], &x);
+		rows = fixture_linum(fixture_names[k], x.e, &n);
+		fd = mkstemp(addrs);
+		assert_true(fd >= 0);
+		f = fdopen(fd, "w");
+		for (r = 0; r < n; r++)
+			fprintf(f, "0x%llx\n", (unsigned long long)
+				(bpfstash_entry_func(x.e, rows[r].func)->addr + rows[r].off));
+		fclose(f);
+		snprintf(cmd, sizeof(cmd), "%s -e %s < %s", tool, x.path, addrs);
+		assert_int_equal(run(cmd, &out), 0);
+		line = strtok_r(out, "\n", &save);
+		for (r = 0; r < n; r++, line = strtok_r(NULL, "\n", &save)) {
+			char want[1200], *disc;
+
+			if (!line)
+				fail_msg("%s: %zu lines for %zu addresses", tool, r, n);
+			disc = strstr(line, " (discriminator");
+			if (disc)
+				*disc = '\0';
+			if (!rows[r].has_line) {
+				if (strncmp(line, "??", 2))
+					fail_msg("%s: %s+0x%x has no line in bpftool, got %s", tool,
+						 bpfstash_entry_func_name(x.e, rows[r].func), rows[r].off, line);
+				continue;
+			}
+			if (with_col && rows[r].col)
+				snprintf(want, sizeof(want), "%s:%u:%u", rows[r].file, rows[r].line,
+					 rows[r].col);
+			else
+				snprintf(want, sizeof(want), "%s:%u", rows[r].file, rows[r].line);
+			if (strcmp(line, want))
+				fail_msg("%s: %s+0x%x: %s, bpftool %s", tool,
+					 bpfstash_entry_func_name(x.e, rows[r].func), rows[r].off, line, want);
+			checked++;
+		}
+		assert_null(line);
+		assert_true(checked * 10 >= n * 9);
+		free(out);
+		free(rows);
+		unlink(addrs);
+		exported_free(&x);
+	}
+}
+
+static void test_addr2line_matches_bpftool(void **state)
+{
+	if (!have("addr2line"))
+		skip();
+	check_line_tool("addr2line", false);
+}
+
+/* libdw, the DWARF reader perf uses, prints the column too. */
+static void test_libdw_matches_bpftool(void **state)
+{
+	if (!have("eu-addr2line"))
+		skip();
+	check_line_tool("eu-addr2line", true);
+}
+
+/* DIR/.build-id/xx/<38 hex>.debug, complete, readable, and replaced whole. */
+static void test_build_id_tree(void **state)
+{
+	char dir[] = "/tmp/bpfstash-tree-XXXXXX", path[4096], want[4200], cmd[4300], *out;
+	struct exported x;
+	struct stat st;
+	void *a, *b;
+	size_t asz, bsz;
+
+	export_fixture("subprogs", &x);
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(bpfstash_entry_export_build_id(x.e, dir, path, sizeof(path)), 0);
+	snprintf(want, sizeof(want), "%s/.build-id/%.2s/%s.debug", dir, x.fx.hash, x.fx.hash + 2);
+	assert_string_equal(path, want);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0644);
+	/* the same bytes as bpfstash_entry_export_elf() */
+	a = fixture_read_path(path, &asz);
+	b = fixture_read_path(x.path, &bsz);
+	assert_int_equal(asz, bsz);
+	assert_memory_equal(a, b, asz);
+	free(a);
+	free(b);
+	/* again: replaced, and no temporary file left beside it */
+	assert_int_equal(bpfstash_entry_export_build_id(x.e, dir, path, sizeof(path)), 0);
+	snprintf(cmd, sizeof(cmd), "ls -A %s/.build-id/%.2s", dir, x.fx.hash);
+	assert_int_equal(run(cmd, &out), 0);
+	snprintf(want, sizeof(want), "%s.debug\n", x.fx.hash + 2);
+	assert_string_equal(out, want);
+	free(out);
+
+	/* errors: a path too long for the buffer, a file in the way */
+	assert_int_equal(bpfstash_entry_export_build_id(x.e, dir, path, 10), -ENAMETOOLONG);
+	snprintf(want, sizeof(want), "%s/file", dir);
+	fixture_write_path(want, "x", 1);
+	assert_int_equal(bpfstash_entry_export_build_id(x.e, want, path, sizeof(path)), -ENOTDIR);
+	assert_int_equal(bpfstash_entry_export_build_id(x.e, "", path, sizeof(path)), -EINVAL);
+	fixture_rmtree(dir);
+	exported_free(&x);
+}
+
+/* Only a fully loaded entry can be exported. */
+static void test_export_needs_full_entry(void **state)
+{
+	struct bpfstash_entry *e;
+	struct fixture fx;
+	struct bpfstash *s;
+	int fd;
+
+	fixture_get("tiny", &fx);
+	assert_int_equal(bpfstash_open(FIXTURES "/stash", &s), 0);
+	assert_int_equal(bpfstash_entry_load(s, fx.hash, BPFSTASH_LOAD_META, &e), 0);
+	fd = open("/dev/null", O_WRONLY);
+	assert_int_equal(bpfstash_entry_export_elf(e, fd), -EINVAL);
+	close(fd);
+	bpfstash_entry_free(e);
+	bpfstash_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_elf_contents),
+		cmocka_unit_test(test_readelf_build_id),
+		cmocka_unit_test(test_objdump_disassembles),
+		cmocka_unit_test(test_addr2line_matches_bpftool),
+		cmocka_unit_test(test_libdw_matches_bpftool),
+		cmocka_unit_test(test_build_id_tree),
+		cmocka_unit_test(test_export_needs_full_entry),
+	};
+
+	return cmocka_run_group_tests_name("export", tests, NULL, NULL);
+}
