@@ -95,6 +95,14 @@ int stash_open(struct bpfstash **stash)
 		      " (mount -t bpfstash none " BPFSTASH_DEFAULT_ROOT ")" : "");
 		return EXIT_NOSTASH;
 	}
+	/* The default root is the mount point, in sysfs: empty unless mounted. */
+	if (!opts.root_given && !bpfstash_is_mounted(*stash)) {
+		p_err("no bpfstash filesystem is mounted at %s (mount -t bpfstash none %s)",
+		      opts.root, opts.root);
+		bpfstash_close(*stash);
+		*stash = NULL;
+		return EXIT_NOSTASH;
+	}
 	return EXIT_OK;
 }
 
@@ -309,6 +317,7 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			opts.root = optarg;
+			opts.root_given = true;
 			break;
 		case 't':
 			opts.to = optarg;

@@ -25,6 +25,7 @@
 struct opts {
 	const char *root;	/* --root */
 	const char *to;		/* export --to */
+	bool root_given;	/* else the mount point, which must be mounted */
 	bool json;
 	bool pretty;
 	bool verbose;
