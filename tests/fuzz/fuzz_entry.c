@@ -72,12 +72,19 @@ static void exercise(const struct bpfstash_entry *e, const uint8_t *data, size_t
 		size_t k;
 
 		sink += strlen(bpfstash_entry_func_name(e, i));
+		if (bpfstash_entry_func_btf_name(e, i))
+			sink += strlen(bpfstash_entry_func_btf_name(e, i));
 		for (k = 0; k < sizeof(probes) / sizeof(probes[0]); k++)
 			if (!bpfstash_entry_resolve(e, probes[k], &loc))
 				sink += use_location(&loc);
 		if (!bpfstash_entry_resolve_offset(e, f->offset + f->len - 1, &loc))
 			sink += use_location(&loc);
 	}
+	/* Every line record, as bpfstash lines walks them. */
+	n = bpfstash_entry_nr_lines(e);
+	for (i = 0; i <= n && i < 1024; i++)
+		if (!bpfstash_entry_line(e, i, &loc))
+			sink += use_location(&loc);
 	/* Addresses and offsets from the input's last bytes. */
 	for (i = 0; i + 8 <= size && i < 64; i += 8) {
 		uint64_t v;
