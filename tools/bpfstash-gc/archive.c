@@ -53,6 +53,7 @@
 
 struct arec {
 	uint64_t mtime_ns;
+	uint64_t seq;		/* written by this run: in that order; else 0 */
 	uint64_t size;
 	bool dead;
 	char name[BPFSTASH_HEX_LEN + 1];
@@ -65,6 +66,8 @@ struct gc_archive {
 	uint64_t max_bytes;
 	uint64_t total;
 	uint64_t cleaned;
+	uint64_t newest_ns;	/* the newest archive's mtime */
+	uint64_t seq;
 	gc_evict_fn evict;
 	void *ctx;
 	struct arec *v;		/* every archive file, by index */
@@ -104,6 +107,8 @@ static bool older(const struct gc_archive *ar, size_t a, size_t b)
 
 	if (x->mtime_ns != y->mtime_ns)
 		return x->mtime_ns < y->mtime_ns;
+	if (x->seq != y->seq)
+		return x->seq < y->seq;
 	return strcmp(x->name, y->name) < 0;
 }
 
@@ -180,9 +185,13 @@ static int tab_grow(struct gc_archive *ar)
 	return 0;
 }
 
-/* Record an archive file; one of the same name is replaced. */
+/*
+ * Record an archive file; one of the same name is replaced.  Those written
+ * now (@seq) are newer than every other even when the clock is too coarse
+ * to tell (file times tick with the jiffy), and ordered as written.
+ */
 static int index_add(struct gc_archive *ar, const char *name, uint64_t size, uint64_t mtime_ns,
-		     size_t *idx)
+		     bool written, size_t *idx)
 {
 	size_t slot;
 	int err;
@@ -213,7 +222,15 @@ static int index_add(struct gc_archive *ar, const char *name, uint64_t size, uin
 		old->dead = true;	/* stays in the heap, skipped when it comes up */
 		ar->total -= old->size;
 	}
-	ar->v[ar->n] = (struct arec){ .mtime_ns = mtime_ns, .size = size };
+	if (written) {
+		if (mtime_ns < ar->newest_ns)
+			mtime_ns = ar->newest_ns;
+		ar->v[ar->n] = (struct arec){ .mtime_ns = mtime_ns, .seq = ++ar->seq, .size = size };
+	} else {
+		ar->v[ar->n] = (struct arec){ .mtime_ns = mtime_ns, .size = size };
+	}
+	if (mtime_ns > ar->newest_ns)
+		ar->newest_ns = mtime_ns;
 	memcpy(ar->v[ar->n].name, name, sizeof(ar->v[ar->n].name));
 	ar->tab[slot] = ar->n + 1;
 	heap_push(ar, ar->n);
@@ -315,7 +332,7 @@ static int scan_subdir(struct gc_archive *ar, const char *sub)
 			continue;
 		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
-		err = index_add(ar, name, st.st_size, ts_ns(&st.st_mtim), &idx);
+		err = index_add(ar, name, st.st_size, ts_ns(&st.st_mtim), false, &idx);
 	}
 	closedir(d);
 	close(fd);
@@ -815,7 +832,7 @@ int gc_archive_entry(struct gc_archive *ar, int root_fd, int efd, const char *na
 	}
 	gc_checkpoint();
 
-	err = index_add(ar, name, st.st_size, ts_ns(&st.st_mtim), &idx);
+	err = index_add(ar, name, st.st_size, ts_ns(&st.st_mtim), true, &idx);
 	if (err)
 		goto out;
 	enforce_quota(ar, idx);
