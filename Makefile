@@ -22,7 +22,7 @@ else
 Q := @
 endif
 
-.PHONY: all deps tree kernel kernel-debug kernel-bench bpftool tests libbpfstash tools \
+.PHONY: all deps tree kernel kernel-debug kernel-bench bpftool tests libbpfstash tools headers \
 	check check-host check-guest demo bench clean distclean help
 
 all: kernel-debug bpftool tests
@@ -60,9 +60,12 @@ bpftool: tree
 libbpfstash: deps
 	$(Q)$(MAKE) -s -C tools/lib/bpfstash O=$(B)/libbpfstash
 
-tools: libbpfstash
+# The 6.12 uapi headers with this project's changes (perf_event.h's MMAP3,
+# bpfstash.h), for the tests and tools that use the new ABI.
+headers: tree
+	$(Q)$(MAKE) -s -C $(TREE) O=$(B)/headers-obj INSTALL_HDR_PATH=$(B)/headers headers_install
 
-tests: deps tools
+tests: deps headers tools
 	$(Q)$(MAKE) -s -C tests O=$(B)/tests
 
 check: deps kernel-debug bpftool tests
@@ -78,3 +81,10 @@ clean:
 # Also forgets the prepared tree and both kernels (a cold rebuild follows).
 distclean:
 	$(Q)rm -rf $(B)
+
+# Tools built on libbpfstash, each with its own Makefile (build/<name>/).
+TOOL_DIRS := $(wildcard tools/bpfstash tools/bpfstash-gc)
+tools: $(TOOL_DIRS)
+$(TOOL_DIRS): libbpfstash
+	$(Q)$(MAKE) -s -C $@ O=$(B)/$(notdir $@)
+.PHONY: $(TOOL_DIRS)

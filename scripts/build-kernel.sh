@@ -29,6 +29,12 @@ command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
 export KBUILD_BUILD_TIMESTAMP="1970-01-01" KBUILD_BUILD_USER=bpfstash KBUILD_BUILD_HOST=build
 
 mkdir -p "$out"
+# One build per output directory at a time: two makes in one O= dir corrupt it.
+exec 9> "$out/.build-lock"
+if ! flock -n 9; then
+	say "another build of ${out#"$top"/} is running; waiting for it"
+	flock 9
+fi
 frags="$top/configs/base.config $top/configs/$flavour.config"
 stamp=$(cat $frags | sha256sum | cut -c1-16)
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.bpfstash-config" 2>/dev/null)" != "$stamp" ]; then

@@ -15,6 +15,8 @@ libcmocka-dev pkg-config
 libcap-dev libtraceevent-dev libnuma-dev libslang2-dev libunwind-dev
 libbabeltrace-dev libperl-dev python3
 qemu-system-x86 busybox-static util-linux procps
+libarchive-dev libarchive-tools hyperfine
+zlib1g-dev liblzma-dev libaio-dev libcmocka-dev
 binutils elfutils debuginfod libdebuginfod-dev
 systemd
 "

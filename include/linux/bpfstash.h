@@ -102,6 +102,8 @@ struct bpfstash_stats {
 	u64 blob_dedup;		/* blobs found already stored */
 	u64 btf_hash_cached;	/* BTF objects not hashed again */
 	u64 hashed_bytes;	/* bytes hashed on the load path */
+	u64 hook_ns;		/* time spent in the load hook, all programs */
+	u64 hash_ns;		/* of which hashing blobs */
 };
 
 /* Defaults for size= and max_entries=. */

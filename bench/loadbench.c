@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Load-path cost of bpfstash: bpf(BPF_PROG_LOAD) + close latency with the
+ * stash mounted and not mounted, interleaved in rounds so that drift in a
+ * noisy machine hits both sides alike.  Prints p50/p99 per side and the
+ * added latency, as text or CSV.
+ *
+ *   loadbench [-r ROUNDS] [-n LOADS_PER_ROUND] [-o OBJ.bpf.o | -i INSNS] [--csv]
+ *
+ * -o loads the first program of a libbpf object (BTF, line info, subprogs);
+ * -i loads a synthetic socket filter of INSNS instructions without BTF.
+ * Needs root; mounts and unmounts /sys/fs/bpfstash.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#define ROOT "/sys/fs/bpfstash"
+
+struct loadable {
+	/* synthetic */
+	struct bpf_insn *insns;
+	int insn_cnt;
+	/* object */
+	const char *obj_path;
+	struct bpf_object *obj;
+	int unique;
+	unsigned int seq;
+};
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, int n, double p)
+{
+	int i = (int)(p / 100.0 * (n - 1) + 0.5);
+
+	return v[i];
+}
+
+static int libbpf_quiet(enum libbpf_print_level l, const char *f, va_list ap)
+{
+	return 0;
+}
+
+/*
+ * For objects, time exactly the BPF_PROG_LOAD that libbpf issues: libbpf
+ * calls syscall(2) from libc, and this executable's syscall() comes first
+ * in symbol resolution, so it sees the load's attributes.  They point into
+ * the object (instructions, func and line info, the BTF fd), which stays
+ * open, so the same load can be replayed as often as needed.
+ */
+static union bpf_attr captured;
+static const char *capture_name;
+static long (*real_syscall)(long, ...);
+
+long syscall(long nr, ...)
+{
+	unsigned long a[5];
+	va_list ap;
+	int i;
+
+	va_start(ap, nr);
+	for (i = 0; i < 5; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (!real_syscall)
+		real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	if (nr == __NR_bpf && a[0] == BPF_PROG_LOAD && capture_name) {
+		const union bpf_attr *attr = (const void *)a[1];
+
+		if (!strncmp(attr->prog_name, capture_name, sizeof(attr->prog_name) - 1))
+			memcpy(&captured, attr, a[2] < sizeof(captured) ? a[2] : sizeof(captured));
+	}
+	return real_syscall(nr, a[0], a[1], a[2], a[3], a[4]);
+}
+
+static int prepare_object(struct loadable *l)
+{
+	struct bpf_program *prog;
+
+	l->obj = bpf_object__open_file(l->obj_path, NULL);
+	if (!l->obj)
+		return -1;
+	prog = bpf_object__next_program(l->obj, NULL);
+	if (!prog)
+		return -1;
+	capture_name = bpf_program__name(prog);
+	if (bpf_object__load(l->obj))
+		return -1;
+	capture_name = NULL;
+	return captured.insn_cnt ? 0 : -1;
+}
+
+static int load_once(struct loadable *l)
+{
+	if (l->obj_path) {
+		union bpf_attr attr = captured;
+
+		return real_syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	}
+	if (l->unique) {
+		char name[16];
+
+		/* A distinct name per load: distinct content, a new entry each. */
+		snprintf(name, sizeof(name), "b%u", l->seq++);
+		return bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, name, "GPL", l->insns,
+				     l->insn_cnt, NULL);
+	}
+	return bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "bench", "GPL", l->insns,
+			     l->insn_cnt, NULL);
+}
+
+static void synth(struct loadable *l, int n)
+{
+	int i;
+
+	l->insns = calloc(n, sizeof(*l->insns));
+	for (i = 0; i < n - 1; i++)
+		l->insns[i] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_K,
+						 .dst_reg = BPF_REG_0, .imm = i };
+	l->insns[0] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K,
+					 .dst_reg = BPF_REG_0, .imm = 0 };
+	l->insns[n - 1] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	l->insn_cnt = n;
+}
+
+/* The stash's own account of the hook's time, before unmounting. */
+static double hook_ns, hook_loads;
+
+static void read_hook_stats(void)
+{
+	char line[128], key[64];
+	long long v, considered = 0, ns = 0;
+	FILE *f = fopen(ROOT "/stats", "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %lld", key, &v) != 2)
+			continue;
+		if (!strcmp(key, "considered"))
+			considered = v;
+		else if (!strcmp(key, "hook_ns"))
+			ns = v;
+	}
+	fclose(f);
+	hook_ns += ns;
+	hook_loads += considered;
+}
+
+static void unmount_stash(void)
+{
+	read_hook_stats();
+	while (!umount(ROOT))
+		;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "loads", required_argument, NULL, 'n' },
+		{ "obj", required_argument, NULL, 'o' },
+		{ "insns", required_argument, NULL, 'i' },
+		{ "csv", no_argument, NULL, 'c' },
+		{ "label", required_argument, NULL, 'l' },
+		{ "only", required_argument, NULL, 'O' },
+		{ "unique", no_argument, NULL, 'u' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct loadable l = {};
+	int rounds = 10, loads = 50, csv = 0, c, r, i, side, only = -1;
+	const char *label = NULL;
+	double *lat[2];
+	int nlat[2] = {};
+
+	while ((c = getopt_long(argc, argv, "r:n:o:i:cl:uh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': rounds = atoi(optarg); break;
+		case 'n': loads = atoi(optarg); break;
+		case 'o': l.obj_path = optarg; break;
+		case 'i': synth(&l, atoi(optarg)); break;
+		case 'c': csv = 1; break;
+		case 'l': label = optarg; break;
+		case 'O': only = !strcmp(optarg, "mounted"); break;
+		case 'u': l.unique = 1; break;
+		case 'h':
+			printf("usage: loadbench [-r ROUNDS] [-n LOADS] [-o OBJ | -i INSNS] [--csv] [-l LABEL]\n"
+			       "                 [--only mounted|unmounted]\n");
+			return 0;
+		default:
+			return 64;
+		}
+	}
+	if (rounds < 1 || loads < 1)
+		return 64;
+	if (!l.obj_path && !l.insns)
+		synth(&l, 3);
+	libbpf_set_print(libbpf_quiet);
+	real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	if (l.obj_path && prepare_object(&l)) {
+		fprintf(stderr, "loadbench: cannot prepare %s\n", l.obj_path);
+		return 1;
+	}
+	lat[0] = calloc(rounds * loads, sizeof(double));
+	lat[1] = calloc(rounds * loads, sizeof(double));
+
+	/* Rounds alternate which side goes first: A B, B A, ... */
+	for (r = 0; r < rounds; r++) {
+		for (side = 0; side < 2; side++) {
+			int mounted = (side + r) % 2;
+
+			/* --only mounted|unmounted: one side, for profiling it. */
+			if (only >= 0 && mounted != only)
+				continue;
+
+			unmount_stash();
+			if (mounted && mount("none", ROOT, "bpfstash", 0, "max_entries=1000000,size=4G")) {
+				perror("loadbench: mount");
+				return 1;
+			}
+			for (i = 0; i < loads; i++) {
+				double t0 = now_us(), t1;
+				int fd = load_once(&l);
+
+				if (fd < 0) {
+					perror("loadbench: load");
+					return 1;
+				}
+				close(fd);
+				t1 = now_us();
+				lat[mounted][nlat[mounted]++] = t1 - t0;
+			}
+		}
+	}
+	unmount_stash();
+	if (!nlat[0] || !nlat[1]) {
+		printf("%d loads timed (one side only)\n", nlat[0] + nlat[1]);
+		return 0;
+	}
+	qsort(lat[0], nlat[0], sizeof(double), cmp_double);
+	qsort(lat[1], nlat[1], sizeof(double), cmp_double);
+	{
+		double p50u = pct(lat[0], nlat[0], 50), p99u = pct(lat[0], nlat[0], 99);
+		double p50m = pct(lat[1], nlat[1], 50), p99m = pct(lat[1], nlat[1], 99);
+		const char *what = label ? label : l.obj_path ? l.obj_path : "synthetic";
+
+		if (csv)
+			printf("%s,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.2f,%.1f,%.2f,%.2f\n", what, nlat[0],
+			       p50u, p99u, p50m, p99m, p50m - p50u, 100 * (p50m - p50u) / p50u,
+			       p99m - p99u, 100 * (p99m - p99u) / p99u,
+			       hook_loads ? hook_ns / hook_loads / 1000 : 0);
+		else
+			printf("%s: %d loads per side, interleaved\n"
+			       "  not mounted: p50 %.1f us  p99 %.1f us\n"
+			       "  mounted:     p50 %.1f us  p99 %.1f us\n"
+			       "  added:       p50 %+.1f us (%+.2f%%)  p99 %+.1f us (%+.2f%%)\n"
+			       "  in the hook: %.1f us per load (the stash's hook_ns)\n",
+			       what, nlat[0], p50u, p99u, p50m, p99m, p50m - p50u,
+			       100 * (p50m - p50u) / p50u, p99m - p99u, 100 * (p99m - p99u) / p99u,
+			       hook_loads ? hook_ns / hook_loads / 1000 : 0);
+	}
+	return 0;
+}
