@@ -68,7 +68,7 @@ headers: tree
 tests: deps headers tools
 	$(Q)$(MAKE) -s -C tests O=$(B)/tests
 
-check: deps kernel-debug bpftool tests
+check: deps kernel-debug kernel-bench bpftool tests
 	$(Q)$(TOP)/scripts/check.sh
 
 demo: deps kernel-debug bpftool tests

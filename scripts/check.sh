@@ -3,12 +3,15 @@
 #
 #   1. host unit tests (cmocka) of the userspace tools;
 #   2. one boot of the debug kernel in QEMU, which runs KUnit at boot and
-#      then the in-guest suites (tests/guest/SUITES);
+#      then the in-guest suites (tests/guest/SUITES), and one boot of the
+#      bench kernel for the suites that need speed (tests/guest/SUITES.bench);
 #   3. the results: each test's PASS/FAIL/SKIP line, then
 #      "N passed, N failed, N skipped".
 #
-# Environment: SUITES="smoke stash" runs only those guest suites ("suite:test1,test2"
-# runs single tests); HOST=0 or GUEST=0 skips a half.
+# Environment: SUITES="smoke stash" runs only those guest suites on the
+# debug kernel ("suite:test1,test2" runs single tests) and skips the bench
+# kernel's; HOST=0 or GUEST=0 skips a half; BENCH_SUITES=0 skips the bench
+# kernel's boot.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,17 +32,38 @@ if [ "${HOST:-1}" = 1 ] && [ -x "$top/scripts/check-host.sh" ]; then
 	echo "host unit tests: $(($(date +%s) - hstart)) s"
 fi
 
-# 2. The guest: KUnit at boot, then the suites.
-if [ "${GUEST:-1}" = 1 ]; then
-	phase "debug kernel in QEMU: KUnit, then ${SUITES:-all suites}"
+# 2. The guests.  The debug kernel runs KUnit at boot and the functional
+# suites (tests/guest/SUITES); the bench kernel runs what needs a kernel
+# without debug options to finish in minutes (tests/guest/SUITES.bench:
+# the 5000-program storm, scale).
+guest_filter='^(PASS|FAIL|SKIP) |^suite |^guest: |^vm-run:|^  [a-z_0-9]+\.[a-z_0-9]+: '
+
+run_guest() {
+	# $1: kernel flavour, $2: results subdirectory, $3...: suites
+	flavour=$1 sub=$2
+	shift 2
 	gstart=$(date +%s)
-	# shellcheck disable=SC2086
-	"$top/scripts/vm-run" -k debug -o "$out/guest" -t "${GUEST_TIMEOUT:-3000}" -- \
-		"$top/tests/guest/run-suites.sh" ${SUITES:-} 2>&1 |
-		tee "$out/guest.log" |
-		grep --line-buffered -E '^(PASS|FAIL|SKIP) |^suite |^guest: |^vm-run:|^  [a-z_]+\.[a-z_0-9]+: '
+	# shellcheck disable=SC2068
+	"$top/scripts/vm-run" -k "$flavour" -o "$out/$sub" -t "${GUEST_TIMEOUT:-3000}" -- \
+		"$top/tests/guest/run-suites.sh" $@ 2>&1 |
+		tee "$out/$sub.log" | grep --line-buffered -E "$guest_filter"
 	grc=${PIPESTATUS[0]}
-	gwall=$(($(date +%s) - gstart))
+	grep -E '^(PASS|FAIL|SKIP) ' "$out/$sub.log" >> "$out/results"
+	boot=$(sed -n 's/^guest: up \([0-9.]*\)s.*/\1/p' "$out/$sub/console.log" | head -n 1)
+	echo "$flavour guest: boot to init ${boot:-?} s (guest clock), wall $(($(date +%s) - gstart)) s, KVM: $(cat "$top/build/vm/kvm-usable" 2>/dev/null || echo no)"
+	if [ "$grc" != 0 ]; then
+		# A kernel report or a crash fails the run even if every test passed.
+		reason=$(grep -E '^vm-run:' "$out/$sub.log" | head -n 3 | tr '\n' ' ')
+		if [ -n "$reason" ] || ! grep -q '^FAIL ' "$out/$sub.log"; then
+			echo "FAIL $sub: exit $grc ${reason:-(no test failed; see build/check/$sub/console.log)}" >> "$out/results"
+		fi
+	fi
+}
+
+if [ "${GUEST:-1}" = 1 ]; then
+	phase "debug kernel in QEMU: KUnit, then ${SUITES:-tests/guest/SUITES}"
+	# shellcheck disable=SC2046
+	run_guest debug guest ${SUITES:-$(grep -v '^#' "$top/tests/guest/SUITES")}
 	console=$out/guest/console.log
 
 	# KUnit results (KTAP) from the console: "    # Subtest: <suite>", then
@@ -66,17 +90,12 @@ if [ "${GUEST:-1}" = 1 ]; then
 	phase "KUnit"
 	cat "$out/kunit"
 	cat "$out/kunit" >> "$out/results"
-	grep -E '^(PASS|FAIL|SKIP) ' "$out/guest.log" >> "$out/results"
+fi
 
-	boot=$(sed -n 's/^guest: up \([0-9.]*\)s.*/\1/p' "$console" | head -n 1)
-	echo "guest: boot to init ${boot:-?} s (guest clock), wall ${gwall} s, KVM: $(cat "$top/build/vm/kvm-usable" 2>/dev/null || echo no)"
-	if [ "$grc" != 0 ]; then
-		# A kernel report or a crash fails the run even if every test passed.
-		reason=$(grep -E '^vm-run:' "$out/guest.log" | head -n 3 | tr '\n' ' ')
-		if [ -n "$reason" ] || ! grep -q '^FAIL ' "$out/guest.log"; then
-			echo "FAIL guest: exit $grc ${reason:-(no test failed; see build/check/guest/console.log)}" >> "$out/results"
-		fi
-	fi
+if [ "${GUEST:-1}" = 1 ] && [ "${BENCH_SUITES:-1}" = 1 ] && [ -z "${SUITES:-}" ]; then
+	phase "bench kernel in QEMU: tests/guest/SUITES.bench"
+	# shellcheck disable=SC2046
+	run_guest bench guest-bench $(grep -v '^#' "$top/tests/guest/SUITES.bench")
 fi
 
 # 3. Summary.

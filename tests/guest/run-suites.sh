@@ -1,6 +1,8 @@
 #!/bin/sh
 # Runs in the test guest (scripts/vm-run): every in-guest suite, or those
 # named, each with a timeout.  Prints the suites' PASS/FAIL/SKIP lines.
+# Items are "suite", "suite:test1,test2" or "NAME=VALUE" (environment for
+# the suites after it).
 # Exit status 1 if any suite failed or did not finish.
 top=${BPFSTASH_TOP:?}
 bin=$top/build/tests/guest
@@ -8,9 +10,13 @@ suite_timeout=${BPFSTASH_SUITE_TIMEOUT:-900}
 rc=0
 
 suites="$*"
-[ -n "$suites" ] || suites=$(cat "$top/tests/guest/SUITES")
+[ -n "$suites" ] || suites=$(grep -v '^#' "$top/tests/guest/SUITES")
 
 for s in $suites; do
+	# NAME=VALUE items set the environment of the suites that follow.
+	case "$s" in
+	[A-Z]*=*) export "$s"; continue ;;
+	esac
 	name=${s%%:*}
 	args=""
 	[ "$name" != "$s" ] && args=$(echo "${s#*:}" | tr ',' ' ')
