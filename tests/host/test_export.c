@@ -436,6 +436,39 @@ static void test_build_id_tree(void **state)
 	exported_free(&x);
 }
 
+/* The same bytes every time, whatever the file held before; no pipes. */
+static void test_export_deterministic(void **state)
+{
+	char path[] = "/tmp/bpfstash-junk-XXXXXX";
+	struct exported x;
+	void *a, *b, *junk;
+	size_t asz, bsz;
+	int fd, p[2];
+
+	export_fixture("large", &x);
+	a = fixture_read_path(x.path, &asz);
+	junk = malloc(asz * 2);
+	assert_non_null(junk);
+	memset(junk, 0xa5, asz * 2);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, junk, asz * 2), (ssize_t)asz * 2);
+	assert_int_equal(bpfstash_entry_export_elf(x.e, fd), 0);
+	close(fd);
+	b = fixture_read_path(path, &bsz);
+	assert_int_equal(asz, bsz);
+	assert_memory_equal(a, b, asz);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(bpfstash_entry_export_elf(x.e, p[1]), -EINVAL);
+	close(p[0]);
+	close(p[1]);
+	unlink(path);
+	free(a);
+	free(b);
+	free(junk);
+	exported_free(&x);
+}
+
 /* Only a fully loaded entry can be exported. */
 static void test_export_needs_full_entry(void **state)
 {
@@ -463,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_addr2line_matches_bpftool),
 		cmocka_unit_test(test_libdw_matches_bpftool),
 		cmocka_unit_test(test_build_id_tree),
+		cmocka_unit_test(test_export_deterministic),
 		cmocka_unit_test(test_export_needs_full_entry),
 	};
 

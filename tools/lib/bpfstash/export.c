@@ -68,7 +68,10 @@
 #define EXPORT_MAX_SECTION	(1ull << 31)
 /* Code alignment kept between file offset and address (p_align). */
 #define EXPORT_TEXT_ALIGN	16
-#define EXPORT_PRODUCER		"libbpfstash " "0.1"
+#define STR_(x)			#x
+#define STR(x)			STR_(x)
+#define EXPORT_PRODUCER		"libbpfstash " STR(LIBBPFSTASH_MAJOR_VERSION) "." \
+				STR(LIBBPFSTASH_MINOR_VERSION)
 
 /* A growable byte buffer; the first failure sticks and is reported once. */
 struct obuf {
@@ -619,6 +622,9 @@ static int write_elf(struct export *x, struct section *scn, uint32_t nr_scn, int
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EIO;
+	/* libelf leaves the gaps between sections as it finds them. */
+	if (ftruncate(fd, 0))
+		return -errno;
 	errno = 0;
 	elf = elf_begin(fd, ELF_C_WRITE, NULL);
 	if (!elf)

@@ -164,8 +164,9 @@ int bpfstash_resolve(struct bpfstash *stash, uint64_t addr,
  * its load address, a symbol per function, an NT_GNU_BUILD_ID note with
  * the hash, and .debug_line (DWARF 4) from the line info, so that
  * objdump -dl, addr2line, perf and debuginfod work on it unchanged.
- * @fd must be a regular file (or a memfd) open for writing: it is written
- * from offset 0 and truncated to the ELF's size.  The hash is not checked
+ * @fd must be a regular file (or a memfd) open for writing: it is truncated
+ * and written from offset 0 (-EINVAL for a pipe).  The same entry always
+ * gives the same bytes.  The hash is not checked
  * here (see bpfstash_entry_verify()): the note holds the entry's name.
  */
 int bpfstash_entry_export_elf(const struct bpfstash_entry *entry, int fd);
