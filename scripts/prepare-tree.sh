@@ -104,9 +104,9 @@ link() {
 		ln -sfn "$1" "$tree/$2"
 	fi
 }
-for dir in fs/bpfstash kernel/bpf include/linux include/uapi/linux Documentation; do
+for dir in fs/bpfstash kernel/bpf include/linux include/uapi/linux Documentation tools/lib/bpfstash; do
 	[ -d "$top/$dir" ] || continue
-	(cd "$top" && find "$dir" -type f ! -name '*.o' ! -name '.*' ! -name '*.cmd') |
+	(cd "$top" && find "$dir" -type f ! -name '*.o' ! -name '.*' ! -name '*.cmd' ! -name '*.a' ! -name '*.so*') |
 	while read -r f; do
 		link "$top/$f" "$f"
 	done
@@ -114,7 +114,7 @@ done
 link "$top/Kconfig" fs/bpfstash/Kconfig
 
 # Drop links to overlay files that no longer exist in the repository.
-find "$tree/fs" "$tree/kernel" "$tree/include" "$tree/Documentation" -type l 2>/dev/null |
+find "$tree/fs" "$tree/kernel" "$tree/include" "$tree/Documentation" "$tree/tools/lib" -type l 2>/dev/null |
 while read -r l; do
 	case "$(readlink "$l")" in
 	"$top"/*) [ -e "$l" ] || { say "removing stale link ${l#"$tree"/}"; rm -f "$l"; } ;;
