@@ -24,6 +24,11 @@ say() { echo "prepare-tree: $*" >&2; }
 
 [ -f "$tarball" ] || die "$tarball not found; run scripts/deps.sh (package linux-source-6.12)"
 
+# One preparation at a time: a second one waits, then finds nothing to do.
+mkdir -p "$top/build"
+exec 8> "$top/build/.prepare-lock"
+flock 8
+
 # 1. Unpack.
 if [ ! -f "$tree/.bpfstash-base" ]; then
 	say "unpacking $tarball (about 15 s)"

@@ -361,6 +361,7 @@ const struct bpfstash_file bpfstash_files[] = {
 	{ "functions",		&bpfstash_functions_fops, -1 },
 	{ "lines",		&bpfstash_lines_fops,	-1 },
 };
+
 const unsigned int bpfstash_nr_files = ARRAY_SIZE(bpfstash_files);
 
 static int bpfstash_stats_show(struct seq_file *m, void *v)

@@ -54,11 +54,11 @@ enum {
 };
 
 static const struct fs_parameter_spec bpfstash_param_specs[] = {
-	fsparam_uid	("uid",		Opt_uid),
-	fsparam_gid	("gid",		Opt_gid),
-	fsparam_u32oct	("mode",	Opt_mode),
-	fsparam_string	("size",	Opt_size),
-	fsparam_u32	("max_entries",	Opt_max_entries),
+	fsparam_uid("uid", Opt_uid),
+	fsparam_gid("gid", Opt_gid),
+	fsparam_u32oct("mode", Opt_mode),
+	fsparam_string("size", Opt_size),
+	fsparam_u32("max_entries", Opt_max_entries),
 	{}
 };
 
@@ -89,7 +89,7 @@ static int bpfstash_parse_param(struct fs_context *fc, struct fs_parameter *para
 	case Opt_size:
 		opts->max_bytes = memparse(param->string, &end);
 		if (*end || end == param->string)
-			return invalfc(fc, "size=%s is not a size in bytes (K, M, G suffixes allowed)",
+			return invalfc(fc, "size=%s is not a size in bytes (K, M, G allowed)",
 				       param->string);
 		if (!opts->max_bytes)
 			return invalfc(fc, "size=0 would refuse every program");
@@ -169,7 +169,8 @@ static int bpfstash_statfs(struct dentry *dentry, struct kstatfs *buf)
 	buf->f_type = BPFSTASH_MAGIC;
 	buf->f_bsize = 1;
 	buf->f_blocks = st.max_bytes;
-	buf->f_bfree = buf->f_bavail = st.max_bytes - min(st.bytes, st.max_bytes);
+	buf->f_bfree = st.max_bytes - min(st.bytes, st.max_bytes);
+	buf->f_bavail = buf->f_bfree;
 	buf->f_files = st.max_entries;
 	buf->f_ffree = st.max_entries - min(st.entries, st.max_entries);
 	buf->f_namelen = BPFSTASH_HASH_SIZE * 2;

@@ -80,6 +80,7 @@ struct bpfstash_btf_digest {
 };
 
 static struct bpfstash_store {
+	/* Serialises changes to the tables, the index, limits and state. */
 	struct mutex lock;
 	bool active;
 	struct rhashtable entries;	/* by meta.hash */
@@ -155,7 +156,7 @@ static u64 bpfstash_blob_bytes(const struct bpfstash_blob *b)
  * to set up on the load path).  bench/hashbench measures the three options.
  */
 static void bpfstash_digest(const void *data, size_t len,
-				      u8 out[BPFSTASH_DIGEST_SIZE])
+			    u8 out[BPFSTASH_DIGEST_SIZE])
 {
 	struct blake2s_state state;
 	u64 start = ktime_get_ns();
@@ -211,7 +212,7 @@ bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
  * zero is not "unlimited": it refuses everything, as the options say.
  */
 static bool bpfstash_over_limits(u64 bytes, u64 add_bytes, u64 max_bytes,
-					   u32 entries, u32 max_entries)
+				 u32 entries, u32 max_entries)
 {
 	if (entries >= max_entries)
 		return true;
