@@ -101,31 +101,80 @@ static void exercise(const struct bpfstash_entry *e, const uint8_t *data, size_t
 	(void)sink;
 }
 
-/* Make meta agree with the files' sizes (FUZZ_FIXUP). */
-static void fixup(struct bpfstash_meta *m, const struct bst_entry_files *f)
+/*
+ * FUZZ_FIXUP: make meta, funcs and jited_line_info consistent with the
+ * files' sizes, keeping the fuzzer's values where they can be kept (the
+ * addresses, lengths, names, offsets modulo what fits), so that mutations
+ * get past entry_check() into resolution and export: overlapping functions,
+ * odd line orders, any BTF string offsets.  @funcs and @jl are writable
+ * copies of those files.
+ */
+static void fixup(struct bpfstash_meta *m, struct bst_entry_files *f, uint8_t *funcs,
+		  struct bpfstash_jited_line *jl)
 {
 	struct bpfstash_content *c = &m->content;
+	struct bpfstash_func *fn = (struct bpfstash_func *)funcs;
+	size_t nr_li, nr_jl, names_len;
+	uint32_t i, nr, left;
+	char *names;
 
 	c->version = BPFSTASH_VERSION;
 	c->funcs_size = f->funcs_size;
-	if (c->nr_funcs < 1 || c->nr_funcs > BPFSTASH_MAX_FUNCS)
-		c->nr_funcs = 1;
 	c->jited_len = f->sizes[BPFSTASH_JITED];
-	c->nr_line_info = f->sizes[BPFSTASH_LINE_INFO] / sizeof(struct bpf_line_info);
+	nr_li = f->sizes[BPFSTASH_LINE_INFO] / sizeof(struct bpf_line_info);
+	nr_jl = f->sizes[BPFSTASH_JITED_LINE_INFO] / sizeof(struct bpfstash_jited_line);
+	if (nr_jl && nr_jl < nr_li)
+		nr_li = nr_jl;
+	f->sizes[BPFSTASH_LINE_INFO] = nr_li * sizeof(struct bpf_line_info);
+	if (nr_jl)
+		f->sizes[BPFSTASH_JITED_LINE_INFO] = nr_li * sizeof(struct bpfstash_jited_line);
+	c->nr_line_info = nr_li;
 	c->line_info_rec_size = sizeof(struct bpf_line_info);
-	c->nr_jited_line_info = f->sizes[BPFSTASH_JITED_LINE_INFO] ? c->nr_line_info : 0;
+	c->nr_jited_line_info = nr_jl ? nr_li : 0;
 	c->nr_func_info = f->sizes[BPFSTASH_FUNC_INFO] / sizeof(struct bpf_func_info);
+	f->sizes[BPFSTASH_FUNC_INFO] = c->nr_func_info * sizeof(struct bpf_func_info);
 	c->func_info_rec_size = sizeof(struct bpf_func_info);
 	c->btf_size = f->sizes[BPFSTASH_BTF];
 	c->name[sizeof(c->name) - 1] = '\0';
 	m->attach_func_name[sizeof(m->attach_func_name) - 1] = '\0';
+
+	/* funcs: records that tile jited, names inside the file */
+	if (!funcs || f->funcs_size <= sizeof(*fn) || !c->jited_len)
+		return;
+	nr = c->nr_funcs;
+	if (nr < 1 || nr > BPFSTASH_MAX_FUNCS)
+		nr = 1 + nr % BPFSTASH_MAX_FUNCS;
+	if (nr > (f->funcs_size - 1) / sizeof(*fn))
+		nr = (f->funcs_size - 1) / sizeof(*fn);
+	if (nr > c->jited_len)
+		nr = c->jited_len;
+	c->nr_funcs = nr;
+	names = (char *)(fn + nr);
+	names_len = f->funcs_size - nr * sizeof(*fn);
+	names[names_len - 1] = '\0';
+	for (i = 0, left = c->jited_len; i < nr; i++) {
+		uint32_t room = left - (nr - 1 - i);	/* leave a byte for each next one */
+
+		fn[i].offset = c->jited_len - left;
+		fn[i].len = i + 1 == nr ? left : 1 + fn[i].len % room;
+		left -= fn[i].len;
+		if (fn[i].addr + fn[i].len < fn[i].addr)
+			fn[i].addr -= fn[i].len;
+		fn[i].name_off %= names_len;
+	}
+	for (i = 0; jl && i < c->nr_jited_line_info; i++) {
+		jl[i].func %= nr;
+		jl[i].off %= fn[jl[i].func].len;
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct bst_entry_files files = {};
 	struct bpfstash_entry *e = NULL;
+	struct bpfstash_jited_line *jl = NULL;
 	struct bpfstash_meta meta;
+	uint8_t *funcs = NULL;
 	const uint8_t *p = data, *end = data + size;
 	unsigned int mode, flags;
 	int i;
@@ -158,7 +207,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if ((mode & FUZZ_FIXUP) && files.meta && files.meta_size == sizeof(meta)) {
 		memcpy(&meta, files.meta, sizeof(meta));
-		fixup(&meta, &files);
+		if (files.funcs) {
+			funcs = malloc(files.funcs_size + 1);
+			memcpy(funcs, files.funcs, files.funcs_size);
+			files.funcs = funcs;
+		}
+		if (files.blobs[BPFSTASH_JITED_LINE_INFO]) {
+			jl = malloc(files.sizes[BPFSTASH_JITED_LINE_INFO] + 1);
+			memcpy(jl, files.blobs[BPFSTASH_JITED_LINE_INFO],
+			       files.sizes[BPFSTASH_JITED_LINE_INFO]);
+			files.blobs[BPFSTASH_JITED_LINE_INFO] = jl;
+		}
+		fixup(&meta, &files, funcs, jl);
 		files.meta = &meta;
 		/* Once loaded, rename it by its content: verification passes. */
 		if (!bst_entry_load_mem(NULL, &files, flags, &e))
@@ -166,9 +226,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bpfstash_entry_free(e);
 		e = NULL;
 	}
-	if (bst_entry_load_mem(NULL, &files, flags, &e))
-		return 0;
-	exercise(e, data, size);
-	bpfstash_entry_free(e);
+	if (!bst_entry_load_mem(NULL, &files, flags, &e)) {
+		exercise(e, data, size);
+		bpfstash_entry_free(e);
+	}
+	free(funcs);
+	free(jl);
 	return 0;
 }

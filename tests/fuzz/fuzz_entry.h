@@ -8,9 +8,11 @@
  *     input ends first); a file whose length field is cut off is missing.
  *
  * FUZZ_FIXUP rewrites the sizes and counts in meta from the files' sizes,
- * so that mutations of the other files reach the parsers behind the size
- * checks, and then names the entry by its recomputed hash, so that
- * verification can succeed too.
+ * makes the function records tile the jited file and the jited line
+ * records point inside their functions, so that mutations of the files
+ * reach resolution and export behind the consistency checks, and then
+ * names the entry by its recomputed hash, so that verification can
+ * succeed too.
  */
 #ifndef BPFSTASH_FUZZ_ENTRY_H
 #define BPFSTASH_FUZZ_ENTRY_H
