@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Reliability: stashing never breaks a load, under systematic and random
+ * allocation failures and targeted error injection; concurrent readers,
+ * loaders, deleters and mount cycles leave no torn read and no leak; a
+ * program freed from an RCU callback (softirq) is fine.
+ *
+ * Runs on the debug kernel: KASAN, lockdep, atomic-sleep checks and
+ * kmemleak report through the console, which fails the run.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <net/if.h>
+
+#include "../lib/test.h"
+#include "../lib/proginfo.h"
+#include "../lib/stashfs.h"
+#include "../lib/perfring.h"
+#include "../lib/capture.h"
+#include "../../tools/lib/bpfstash/libbpfstash.h"
+
+#define DEBUGFS "/sys/kernel/debug"
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+static long read_long(const char *path)
+{
+	char buf[64] = "";
+	int fd = open(path, O_RDONLY), n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+/*
+ * fail-nth only reaches allocations that may sleep when failslab and
+ * fail_page_alloc are told not to ignore them.
+ */
+static void faults_reach_sleeping_allocations(void)
+{
+	write_file(DEBUGFS "/failslab/ignore-gfp-wait", "N");
+	write_file(DEBUGFS "/fail_page_alloc/ignore-gfp-wait", "N");
+	write_file(DEBUGFS "/fail_page_alloc/ignore-gfp-highmem", "N");
+	write_file(DEBUGFS "/fail_page_alloc/min-order", "0");
+}
+
+/* The kind of program a sweep loads. */
+struct loader {
+	const char *name;
+	struct captured_prog cp;	/* object programs */
+	bool raw;
+};
+
+static int loader_load(struct loader *l)
+{
+	return l->raw ? load_raw_prog("stash_fail") : capture_prog_reload(&l->cp);
+}
+
+struct sweep {
+	int calls;		/* N = 1 .. calls */
+	int failed;		/* loads that failed */
+	int errnos[4096];	/* errno of each failed load, in N order */
+	int ok;			/* loads that succeeded */
+	int ok_stored;		/* ... whose program has an entry */
+	int ok_refused;		/* ... refused (and flagged in MMAP3) */
+	__u32 ok_ids[4096];
+};
+
+/*
+ * Load once per N = 1, 2, ...: the Nth allocation of the load fails.  Stop
+ * when no fault was injected (N is past the last allocation).
+ */
+static void sweep_fail_nth(struct loader *l, struct sweep *sw)
+{
+	char path[64], val[16];
+	int n, fd, err;
+	long left;
+
+	snprintf(path, sizeof(path), "/proc/thread-self/fail-nth");
+	memset(sw, 0, sizeof(*sw));
+	for (n = 1; n < 4096; n++) {
+		snprintf(val, sizeof(val), "%d", n);
+		if (write_file(path, val))
+			break;
+		fd = loader_load(l);
+		err = errno;
+		left = read_long(path);
+		write_file(path, "0");
+		if (fd >= 0) {
+			struct bpf_prog_info info = {};
+			__u32 len = sizeof(info);
+
+			bpf_obj_get_info_by_fd(fd, &info, &len);
+			sw->ok_ids[sw->ok++] = info.id;
+			close(fd);
+		} else {
+			sw->errnos[sw->failed++] = err;
+		}
+		if (left != 0)
+			break;	/* not injected: every allocation was tried */
+	}
+	sw->calls = n;
+}
+
+static int nomem_records;
+
+static void count_nomem(const struct perf_event_header *h, void *ctx)
+{
+	const struct mmap3_record *m = (const void *)h;
+
+	if (h->type == PERF_RECORD_MMAP3 && m->func_idx == 0 &&
+	    (m->flags & PERF_RECORD_MMAP3_REFUSED_NOMEM))
+		nomem_records++;
+}
+
+static void check_fail_nth(struct loader *l)
+{
+	struct sweep *plain = calloc(1, sizeof(*plain));
+	struct sweep *stashed = calloc(1, sizeof(*stashed));
+	struct perf_event_attr attr;
+	struct ring ring;
+	int i, cpu, ok_refused = 0, nomem_flagged = 0;
+	long long stored0, refused0;
+
+	stash_umount();
+	sweep_fail_nth(l, plain);
+
+	if (!ASSERT_OK(stash_mount("max_entries=100000,size=1G"), "mount"))
+		goto out;
+	ring_attr_init(&attr);
+	attr.mmap3 = 1;
+	/* One CPU's ring is enough if the loader stays on it. */
+	cpu = sched_getcpu();
+	{
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	if (!ASSERT_OK(ring_open(&attr, -1, cpu, 512, &ring), "mmap3 event"))
+		goto out;
+	stored0 = stash_stat("stored");
+	refused0 = stash_stat("refused_nomem");
+	sweep_fail_nth(l, stashed);
+
+	test__note("%s: %d allocation points without the stash, %d with; %d loads fail either way",
+		   l->name, plain->calls, stashed->calls, plain->failed);
+	/* Every failure is one the load has without bpfstash, in the same order. */
+	if (ASSERT_EQ(stashed->failed, plain->failed, "same number of failed loads")) {
+		for (i = 0; i < plain->failed; i++)
+			if (!ASSERT_EQ(stashed->errnos[i], plain->errnos[i], "same errno, same order"))
+				break;
+	}
+	ASSERT_GE(stashed->calls, plain->calls, "the stash adds allocation points");
+	ASSERT_GT(stashed->ok, plain->ok, "... and at those the load succeeds");
+
+	/* Each success: an entry, or a refusal counted and flagged. */
+	for (i = 0; i < stashed->ok; i++) {
+		char hex[41];
+
+		if (stash_find_prog(stashed->ok_ids[i], hex))
+			ok_refused++;
+	}
+	nomem_records = 0;
+	ring_drain(&ring, count_nomem, NULL);
+	nomem_flagged = nomem_records;
+	ASSERT_EQ(stash_stat("refused_nomem") - refused0, ok_refused,
+		  "every success without an entry counted as refused_nomem");
+	ASSERT_EQ(nomem_flagged, ok_refused, "... and flagged in MMAP3");
+	ASSERT_EQ(stash_stat("stored") - stored0, stashed->ok - ok_refused,
+		  "every other success stored");
+	ASSERT_GT(ok_refused, 0, "some stash allocations were failed");
+	ring_close(&ring);
+out:
+	stash_umount();
+	free(plain);
+	free(stashed);
+}
+
+static void test_fail_nth_tiny(void)
+{
+	struct loader l = { .name = "tiny (raw, no BTF)", .raw = true };
+
+	faults_reach_sleeping_allocations();
+	check_fail_nth(&l);
+}
+
+static void test_fail_nth_subprogs(void)
+{
+	struct loader l = { .name = "subprogs (4 functions, BTF)" };
+
+	faults_reach_sleeping_allocations();
+	if (!ASSERT_OK(capture_prog_load("subprogs", &l.cp), "prepare"))
+		return;
+	check_fail_nth(&l);
+	capture_prog_close(&l.cp);
+}
+
+static void test_fail_nth_large(void)
+{
+	struct loader l = { .name = "large (20 KB JITed, 3000 lines)" };
+
+	faults_reach_sleeping_allocations();
+	if (!ASSERT_OK(capture_prog_load("large", &l.cp), "prepare"))
+		return;
+	check_fail_nth(&l);
+	capture_prog_close(&l.cp);
+}
+
+/* fail_function: the store's insert fails with -ENOMEM, every time. */
+static void test_fail_function_insert(void)
+{
+	long long stored, refused;
+	int loaded;
+
+	if (access(DEBUGFS "/fail_function/inject", W_OK)) {
+		test__skip("no fail_function in debugfs");
+		return;
+	}
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	ASSERT_OK(write_file(DEBUGFS "/fail_function/inject", "bpfstash_store_insert"),
+		  "inject bpfstash_store_insert");
+	write_file(DEBUGFS "/fail_function/bpfstash_store_insert/retval", "0xfffffffffffffff4");
+	write_file(DEBUGFS "/fail_function/probability", "100");
+	write_file(DEBUGFS "/fail_function/interval", "1");
+	write_file(DEBUGFS "/fail_function/times", "-1");
+	write_file(DEBUGFS "/fail_function/verbose", "0");
+	stored = stash_stat("stored");
+	refused = stash_stat("refused_nomem");
+	loaded = load_close_n(100);
+	ASSERT_EQ(loaded, 100, "every load succeeds");
+	ASSERT_EQ(stash_stat("refused_nomem") - refused, 100, "every insert refused and counted");
+	ASSERT_EQ(stash_stat("stored") - stored, 0, "nothing stored");
+	ASSERT_OK(write_file(DEBUGFS "/fail_function/inject", ""), "stop injecting");
+	loaded = load_close_n(100);
+	ASSERT_EQ(loaded, 100, "loads after");
+	ASSERT_EQ(stash_stat("stored") - stored, 100, "stored again once injection stops");
+	stash_umount();
+}
+
+/*
+ * Random slab and page allocation failures for the loader, while a deleter
+ * empties the stash; counters stay consistent.
+ */
+static void test_random_faults(void)
+{
+	const char *s = getenv("STASH_FAULT_LOADS");
+	int loads = s ? atoi(s) : 1000, i, ok = 0;
+	long long considered, stored, full, nomem;
+	pid_t deleter;
+
+	if (!ASSERT_OK(stash_mount("max_entries=200"), "mount"))
+		return;
+	faults_reach_sleeping_allocations();
+	write_file(DEBUGFS "/failslab/probability", "5");
+	write_file(DEBUGFS "/failslab/times", "-1");
+	write_file(DEBUGFS "/failslab/task-filter", "Y");
+	write_file(DEBUGFS "/failslab/verbose", "0");
+	write_file(DEBUGFS "/fail_page_alloc/probability", "5");
+	write_file(DEBUGFS "/fail_page_alloc/times", "-1");
+	write_file(DEBUGFS "/fail_page_alloc/task-filter", "Y");
+	write_file(DEBUGFS "/fail_page_alloc/verbose", "0");
+
+	/* The deleter: bpfstash-gc if built, else rmdir of everything unloaded. */
+	deleter = fork();
+	if (deleter == 0) {
+		char gc[512];
+
+		snprintf(gc, sizeof(gc), "%s/build/bpfstash-gc/bpfstash-gc", getenv("BPFSTASH_TOP"));
+		if (!access(gc, X_OK)) {
+			for (;;) {
+				pid_t p = fork();
+
+				if (p == 0) {
+					int null = open("/dev/null", O_WRONLY);
+
+					dup2(null, 1);
+					dup2(null, 2);
+					execl(gc, gc, "--max-entries", "50", "--once", NULL);
+					_exit(127);
+				}
+				waitpid(p, NULL, 0);
+				usleep(50000);
+			}
+		}
+		for (;;) {
+			DIR *d = opendir(STASH_ROOT);
+			struct dirent *de;
+
+			while (d && (de = readdir(d))) {
+				char path[256];
+
+				if (strlen(de->d_name) != 40)
+					continue;
+				snprintf(path, sizeof(path), STASH_ROOT "/%s", de->d_name);
+				rmdir(path);
+			}
+			if (d)
+				closedir(d);
+			usleep(20000);
+		}
+	}
+	considered = stash_stat("considered");
+	stored = stash_stat("stored");
+	full = stash_stat("refused_full");
+	nomem = stash_stat("refused_nomem");
+
+	write_file("/proc/self/make-it-fail", "1");
+	for (i = 0; i < loads; i++) {
+		int fd = load_raw_prog("stash_random");
+
+		if (fd >= 0) {
+			ok++;
+			close(fd);
+		}
+	}
+	write_file("/proc/self/make-it-fail", "0");
+	kill(deleter, SIGKILL);
+	waitpid(deleter, NULL, 0);
+	write_file(DEBUGFS "/failslab/probability", "0");
+	write_file(DEBUGFS "/fail_page_alloc/probability", "0");
+
+	test__note("%d of %d loads succeeded under random faults; stored %lld, refused full %lld, nomem %lld",
+		   ok, loads, stash_stat("stored") - stored, stash_stat("refused_full") - full,
+		   stash_stat("refused_nomem") - nomem);
+	ASSERT_GT(ok, 0, "some loads succeeded");
+	ASSERT_EQ(stash_stat("considered") - considered,
+		  (stash_stat("stored") - stored) + (stash_stat("refused_full") - full) +
+		  (stash_stat("refused_nomem") - nomem), "stored + refused == considered");
+	ASSERT_LE(stash_stat("considered") - considered, ok, "nothing counted for a failed load");
+	ASSERT_LE(stash_stat("entries"), 200, "within max_entries");
+	stash_umount();
+	ASSERT_OK(stash_mount(NULL), "remount");
+	ASSERT_EQ(stash_stat("bytes"), 0, "memory back after unmount");
+	stash_umount();
+}
+
+/*
+ * Races: readers, loaders, a deleter and mount/unmount cycles at once.  A
+ * read either fails at open or verifies against the hash: never torn.
+ */
+struct race {
+	atomic_int stop;
+	atomic_int reads, verified, open_failed, torn, loads, deletes, cycles;
+};
+
+static void *race_reader(void *arg)
+{
+	struct race *r = arg;
+
+	while (!atomic_load(&r->stop)) {
+		struct bpfstash *s;
+		char **names;
+		size_t n, i;
+
+		if (bpfstash_open(STASH_ROOT, &s))
+			continue;
+		if (!bpfstash_is_mounted(s) || bpfstash_list(s, &names, &n)) {
+			bpfstash_close(s);
+			continue;
+		}
+		for (i = 0; i < n && !atomic_load(&r->stop); i += 1 + rand() % 3) {
+			struct bpfstash_entry *e;
+			int err = bpfstash_entry_load(s, names[i], 0, &e);
+
+			atomic_fetch_add(&r->reads, 1);
+			if (err == -ENOENT || err == -ENODEV || err == -EBADF) {
+				atomic_fetch_add(&r->open_failed, 1);
+				continue;
+			}
+			if (err) {
+				atomic_fetch_add(&r->torn, 1);
+				continue;
+			}
+			if (bpfstash_entry_verify(e))
+				atomic_fetch_add(&r->torn, 1);
+			else
+				atomic_fetch_add(&r->verified, 1);
+			bpfstash_entry_free(e);
+		}
+		bpfstash_names_free(names);
+		bpfstash_close(s);
+	}
+	return NULL;
+}
+
+static void *race_loader(void *arg)
+{
+	struct race *r = arg;
+	struct bpf_object *obj;
+	int fd;
+
+	while (!atomic_load(&r->stop)) {
+		obj = test_prog_load("subprogs", &fd);
+		if (obj) {
+			atomic_fetch_add(&r->loads, 1);
+			bpf_object__close(obj);
+		}
+		atomic_fetch_add(&r->loads, load_close_n(3));
+	}
+	return NULL;
+}
+
+static void *race_deleter(void *arg)
+{
+	struct race *r = arg;
+
+	while (!atomic_load(&r->stop)) {
+		DIR *d = opendir(STASH_ROOT);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			char path[256];
+
+			if (strlen(de->d_name) != 40 || rand() % 2)
+				continue;
+			snprintf(path, sizeof(path), STASH_ROOT "/%s", de->d_name);
+			if (!rmdir(path))
+				atomic_fetch_add(&r->deletes, 1);
+		}
+		if (d)
+			closedir(d);
+		usleep(1000);
+	}
+	return NULL;
+}
+
+static void test_races(void)
+{
+	const char *s = getenv("STASH_RACE_SECONDS");
+	int seconds = s ? atoi(s) : 20, i;
+	pthread_t th[5];
+	struct race r = {};
+	time_t end;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	pthread_create(&th[0], NULL, race_reader, &r);
+	pthread_create(&th[1], NULL, race_reader, &r);
+	pthread_create(&th[2], NULL, race_loader, &r);
+	pthread_create(&th[3], NULL, race_loader, &r);
+	pthread_create(&th[4], NULL, race_deleter, &r);
+	end = time(NULL) + seconds;
+	while (time(NULL) < end) {
+		/* Lazy unmount while everything runs, then mount again. */
+		usleep(700 * 1000);
+		if (!umount2(STASH_ROOT, MNT_DETACH))
+			r.cycles++;
+		usleep(100 * 1000);
+		mount("none", STASH_ROOT, "bpfstash", 0, NULL);
+	}
+	atomic_store(&r.stop, 1);
+	for (i = 0; i < 5; i++)
+		pthread_join(th[i], NULL);
+	test__note("%d s: %d reads (%d verified, %d gone at open), %d loads, %d deletes, %d unmounts",
+		   seconds, r.reads, r.verified, r.open_failed, r.loads, r.deletes, r.cycles);
+	ASSERT_EQ(r.torn, 0, "no torn or inconsistent read");
+	ASSERT_GT(r.verified, 0, "reads verified");
+	ASSERT_GT(r.deletes, 0, "deletes happened");
+	ASSERT_GT(r.cycles, 0, "unmounts happened");
+	stash_umount();
+	/* Every detached instance is gone once nothing uses it. */
+	usleep(200 * 1000);
+	ASSERT_OK(stash_mount(NULL), "mount");
+	ASSERT_EQ(stash_stat("bytes"), 0, "memory back to baseline");
+	ASSERT_EQ(stash_stat("blobs"), 0, "no blob left");
+	stash_umount();
+}
+
+/*
+ * The last reference of a tc program dropped from an RCU callback
+ * (softirq): the unload hook must not sleep.  The entry survives.
+ */
+static void test_softirq_unload(void)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = 1, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = 1, .priority = 1);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	struct bpfstash_entry *e;
+	struct bpfstash *s;
+	struct bpf_object *obj;
+	char hex[41];
+	int fd, i;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	system("ip link set lo up 2>/dev/null");
+	for (i = 0; i < 20; i++) {
+		obj = test_prog_load("tc", &fd);
+		if (!ASSERT_PTR_OK(obj, "load tc program"))
+			break;
+		bpf_obj_get_info_by_fd(fd, &info, &len);
+		bpf_tc_hook_create(&hook);
+		opts.prog_fd = fd;
+		opts.prog_id = 0;
+		opts.flags = 0;
+		if (!ASSERT_OK(bpf_tc_attach(&hook, &opts), "attach to lo ingress")) {
+			bpf_object__close(obj);
+			break;
+		}
+		bpf_object__close(obj);	/* the filter holds the last reference */
+		/* Traffic through lo runs it in softirq. */
+		system("ping -c 1 -W 1 127.0.0.1 > /dev/null 2>&1");
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		ASSERT_OK(bpf_tc_hook_destroy(&hook), "delete the qdisc");
+		hook.attach_point = BPF_TC_INGRESS;
+	}
+	/* Freed from call_rcu: give the grace period time. */
+	usleep(500 * 1000);
+	if (ASSERT_OK(stash_find_prog(info.id, hex), "entry of the last program") &&
+	    ASSERT_OK(bpfstash_open(STASH_ROOT, &s), "open")) {
+		if (ASSERT_OK(bpfstash_entry_load(s, hex, 0, &e), "load")) {
+			ASSERT_FALSE(bpfstash_entry_loaded(e), "unloaded from the RCU callback");
+			ASSERT_OK(bpfstash_entry_verify(e), "complete");
+			bpfstash_entry_free(e);
+		}
+		bpfstash_close(s);
+	}
+	stash_umount();
+}
+
+static const struct test tests[] = {
+	{ "fail_nth_tiny", test_fail_nth_tiny, true },
+	{ "fail_nth_subprogs", test_fail_nth_subprogs, true },
+	{ "fail_nth_large", test_fail_nth_large, true },
+	{ "fail_function_insert", test_fail_function_insert, true },
+	{ "random_faults", test_random_faults, true },
+	{ "races", test_races, true },
+	{ "softirq_unload", test_softirq_unload },
+	{}
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("reliability", tests, argc, argv);
+}

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The stash shows nothing to anyone who could not already see it: the
+ * kptr_restrict x perf_event_paranoid matrix against /proc/kallsyms itself,
+ * bpf_jit_harden, and lockdown (integrity, then confidentiality, which is
+ * irreversible: keep lockdown_confidentiality last).  The user namespace,
+ * f_cred, classic BPF and write-like cases are in the stash suite; the
+ * MMAP3 bit's gating in the mmap3 suite.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../lib/test.h"
+#include "../lib/proginfo.h"
+#include "../lib/stashfs.h"
+#include "../lib/perfring.h"
+
+/* Whether /proc/kallsyms shows this process real addresses. */
+static int kallsyms_shows_addresses(void)
+{
+	char line[256];
+	int shown = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0000000000000000", 16)) {
+			shown = 1;
+			break;
+		}
+	}
+	fclose(f);
+	return shown;
+}
+
+/* 1: the stash lets us list and read; 0: it does not. */
+static int stash_readable(const char *hex)
+{
+	char path[256], buf[16];
+	DIR *d = opendir(STASH_ROOT);
+	int fd, ok;
+
+	if (!d)
+		return 0;
+	closedir(d);
+	snprintf(path, sizeof(path), STASH_ROOT "/%s/jited", hex);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ok = read(fd, buf, sizeof(buf)) > 0;
+	close(fd);
+	return ok;
+}
+
+struct probe {
+	const char *hex;
+	int kallsyms, stash;
+};
+
+static int probe_both(void *arg)
+{
+	struct probe *p = arg;
+
+	return kallsyms_shows_addresses() * 2 + stash_readable(p->hex);
+}
+
+static void test_kallsyms_matrix(void)
+{
+	static const char *const kptr[] = { "0", "1", "2" };
+	static const char *const paranoid[] = { "-1", "0", "1", "2" };
+	char old_kptr[16], old_paranoid[16], hex[41];
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	struct probe p = { hex };
+	size_t i, j;
+	int pfd;
+
+	/* DAC lets uid 1000 in (mode 0755, group 1000): only the gate decides. */
+	if (!ASSERT_OK(stash_mount("mode=0755,gid=1000"), "mount"))
+		return;
+	pfd = load_raw_prog("stash_matrix");
+	bpf_obj_get_info_by_fd(pfd, &info, &len);
+	if (!ASSERT_OK(stash_find_prog(info.id, hex), "entry"))
+		goto out;
+	sysctl_set("/proc/sys/kernel/kptr_restrict", "0", old_kptr, sizeof(old_kptr));
+	sysctl_set("/proc/sys/kernel/perf_event_paranoid", "2", old_paranoid, sizeof(old_paranoid));
+	for (i = 0; i < 3; i++) {
+		for (j = 0; j < 4; j++) {
+			int unpriv, root, want_unpriv, want_root;
+			char what[96];
+
+			sysctl_set("/proc/sys/kernel/kptr_restrict", kptr[i], NULL, 0);
+			sysctl_set("/proc/sys/kernel/perf_event_paranoid", paranoid[j], NULL, 0);
+			unpriv = run_unprivileged(probe_both, &p);
+			root = probe_both(&p);
+			/* kallsyms_show_value(): 0 and paranoid <= 1 for all; CAP_SYSLOG unless 2. */
+			want_unpriv = i == 0 && atoi(paranoid[j]) <= 1;
+			want_root = i != 2;
+			snprintf(what, sizeof(what), "kptr_restrict=%s perf_event_paranoid=%s: unprivileged",
+				 kptr[i], paranoid[j]);
+			ASSERT_EQ(unpriv & 1, want_unpriv, what);
+			ASSERT_EQ(unpriv >> 1, unpriv & 1, "unprivileged: stash decides as /proc/kallsyms");
+			snprintf(what, sizeof(what), "kptr_restrict=%s perf_event_paranoid=%s: root",
+				 kptr[i], paranoid[j]);
+			ASSERT_EQ(root & 1, want_root, what);
+			ASSERT_EQ(root >> 1, root & 1, "root: stash decides as /proc/kallsyms");
+		}
+	}
+	sysctl_set("/proc/sys/kernel/kptr_restrict", old_kptr, NULL, 0);
+	sysctl_set("/proc/sys/kernel/perf_event_paranoid", old_paranoid, NULL, 0);
+out:
+	close(pfd);
+	stash_umount();
+}
+
+static int bpf_prog_lines_in_kallsyms(void)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, " bpf_prog_") != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void count_mmap3(const struct perf_event_header *h, void *ctx)
+{
+	if (h->type == PERF_RECORD_MMAP3)
+		(*(int *)ctx)++;
+}
+
+/* Hardening hides BPF symbols from kallsyms: the stash keeps nothing of them. */
+static void check_jit_harden(const char *level)
+{
+	struct perf_event_attr attr;
+	struct ring ring;
+	char old[16], hex[41];
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	long long skipped;
+	int pfd, records;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	ring_attr_init(&attr);
+	attr.mmap3 = 1;
+	ASSERT_OK(ring_open(&attr, 0, -1, 16, &ring), "mmap3 event");
+	skipped = stash_stat("skipped_hardened");
+	sysctl_set("/proc/sys/net/core/bpf_jit_harden", level, old, sizeof(old));
+	pfd = load_raw_prog("stash_harden");
+	ASSERT_GE(pfd, 0, "the load itself succeeds");
+	bpf_obj_get_info_by_fd(pfd, &info, &len);
+	ASSERT_EQ(bpf_prog_lines_in_kallsyms(), 0, "kallsyms shows no BPF symbol");
+	ASSERT_ERR(stash_find_prog(info.id, hex), "no entry");
+	ASSERT_EQ(stash_stat("skipped_hardened") - skipped, 1, "counted as skipped_hardened");
+	records = 0;
+	ring_drain(&ring, count_mmap3, &records);
+	ASSERT_EQ(records, 0, "no MMAP3 address or hash");
+	close(pfd);
+	sysctl_set("/proc/sys/net/core/bpf_jit_harden", old, NULL, 0);
+	/* Back to normal: stored again. */
+	pfd = load_raw_prog("stash_harden");
+	info = (struct bpf_prog_info){};
+	len = sizeof(info);
+	bpf_obj_get_info_by_fd(pfd, &info, &len);
+	ASSERT_OK(stash_find_prog(info.id, hex), "stored once hardening is off");
+	close(pfd);
+	ring_close(&ring);
+	stash_umount();
+}
+
+static void test_jit_harden_1(void)
+{
+	check_jit_harden("1");
+}
+
+static void test_jit_harden_2(void)
+{
+	check_jit_harden("2");
+}
+
+static int set_lockdown(const char *level)
+{
+	mkdir("/sys/kernel/security", 0755);
+	mount("securityfs", "/sys/kernel/security", "securityfs", 0, NULL);
+	return sysctl_set("/sys/kernel/security/lockdown", level, NULL, 0);
+}
+
+static void test_lockdown_integrity(void)
+{
+	char hex[41];
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int pfd;
+
+	int err = set_lockdown("integrity");
+
+	if (err == -ENOENT) {
+		test__skip("no lockdown LSM in this kernel");
+		return;
+	}
+	if (!ASSERT_OK(err, "lockdown=integrity"))
+		return;
+	if (!ASSERT_OK(stash_mount(NULL), "mount under integrity"))
+		return;
+	pfd = load_raw_prog("stash_lockdown");
+	bpf_obj_get_info_by_fd(pfd, &info, &len);
+	if (ASSERT_OK(stash_find_prog(info.id, hex), "entry"))
+		ASSERT_EQ(stash_readable(hex), 1, "readable under integrity");
+	close(pfd);
+	stash_umount();
+}
+
+static void test_lockdown_confidentiality(void)
+{
+	char hex[41];
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int pfd;
+
+	if (access("/sys/kernel/security/lockdown", F_OK)) {
+		test__skip("no lockdown LSM in this kernel");
+		return;
+	}
+	if (!ASSERT_OK(stash_mount(NULL), "mount before lockdown"))
+		return;
+	pfd = load_raw_prog("stash_lockdown");
+	bpf_obj_get_info_by_fd(pfd, &info, &len);
+	if (!ASSERT_OK(stash_find_prog(info.id, hex), "entry"))
+		goto out;
+	/* Irreversible for this boot. */
+	if (!ASSERT_OK(set_lockdown("confidentiality"), "lockdown=confidentiality"))
+		goto out;
+	ASSERT_EQ(stash_readable(hex), 0, "an existing mount can no longer be read");
+	{
+		char path[256];
+
+		snprintf(path, sizeof(path), STASH_ROOT "/%s/meta", hex);
+		ASSERT_ERRNO(open(path, O_RDONLY), EPERM, "open refused with EPERM");
+	}
+	stash_umount();
+	ASSERT_ERRNO(mount("none", STASH_ROOT, "bpfstash", 0, NULL), EPERM,
+		     "a new mount refused");
+out:
+	close(pfd);
+	stash_umount();
+}
+
+static const struct test tests[] = {
+	{ "kallsyms_matrix", test_kallsyms_matrix, true },
+	{ "jit_harden_1", test_jit_harden_1, true },
+	{ "jit_harden_2", test_jit_harden_2, true },
+	{ "lockdown_integrity", test_lockdown_integrity, true },
+	/* Must stay last: lockdown cannot be lowered again. */
+	{ "lockdown_confidentiality", test_lockdown_confidentiality, true },
+	{}
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("security", tests, argc, argv);
+}
