@@ -289,13 +289,22 @@ static struct bpfstash_entry *load_fixture(const char *which)
 	return fixture_load(&f);
 }
 
+/*
+ * Trees live in tmpfs where there is one: the tool fsyncs every archive
+ * and directory, which on a disk measures the disk, not the tool.
+ */
+static const char *tmp_base(void)
+{
+	return access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm";
+}
+
 /* A tree of @n entries made from the fixture "tiny", one per spec. */
 static void tree_make(struct tree *t, const struct spec *specs, size_t n)
 {
 	struct bpfstash_entry *tiny = load_fixture("tiny");
 	size_t i;
 
-	snprintf(t->dir, sizeof(t->dir), "/tmp/bpfstash-gc-test-XXXXXX");
+	snprintf(t->dir, sizeof(t->dir), "%s/bpfstash-gc-test-XXXXXX", tmp_base());
 	assert_non_null(mkdtemp(t->dir));
 	t->n = n;
 	t->names = calloc(n ? n : 1, sizeof(*t->names));
@@ -1472,14 +1481,27 @@ static void test_kill_random(void **state)
 	struct run r;
 	int i, killed = 0;
 
-	killbed_init(&k, 200, "20");
+	killbed_init(&k, 120, "20");
+	/* The reference run was the first (cold caches): time a warm one too. */
+	for (i = 0; i < 2; i++) {
+		double t0 = now_s();
+
+		killbed_fresh(&k);
+		t0 = now_s();
+		run_argv(&r, NULL, NULL, k.argv);
+		assert_int_equal(r.status, 0);
+		run_free(&r);
+		if (now_s() - t0 < k.ref_seconds)
+			k.ref_seconds = now_s() - t0;
+	}
 	for (i = 0; i < 25; i++) {
 		int ofd, efd;
 		pid_t pid;
 
 		killbed_fresh(&k);
 		pid = spawn(k.argv, NULL, NULL, &ofd, &efd);
-		usleep(rand_r(&seed) % (unsigned int)(k.ref_seconds * 1e6 + 1));
+		/* Anywhere in the run; the last tenth is mostly exit. */
+		usleep(rand_r(&seed) % (unsigned int)(k.ref_seconds * 0.9e6 + 1));
 		kill(pid, SIGKILL);
 		collect(&r, pid, ofd, efd);
 		killed += r.status == 128 + SIGKILL;
@@ -1492,7 +1514,7 @@ static void test_kill_random(void **state)
 	}
 	print_message("# %d of 25 runs killed (an uninterrupted run takes %.0f ms)\n", killed,
 		      k.ref_seconds * 1e3);
-	assert_true(killed >= 10);
+	assert_true(killed >= 15);
 	killbed_free(&k);
 }
 
