@@ -173,8 +173,10 @@ int bpfstash_entry_export_elf(const struct bpfstash_entry *entry, int fd);
 
 /*
  * Export into a build-id tree under @dir (like ~/.debug or a directory
- * debuginfod serves): @dir/.build-id/<2 hex>/<38 hex>.debug, written to a
- * temporary file, fsynced and renamed.  @path receives the file's path.
+ * debuginfod serves): @dir/.build-id/<2 hex>/<38 hex>.debug, mode 0644,
+ * written to a temporary file beside it, fsynced and renamed over any
+ * older copy; the directories are created as needed.  @path (may be NULL)
+ * receives the file's path: -ENAMETOOLONG if @path_size is too small.
  */
 int bpfstash_entry_export_build_id(const struct bpfstash_entry *entry, const char *dir,
 				   char *path, size_t path_size);
