@@ -369,7 +369,6 @@ static int entry_check(struct bpfstash_entry *e)
 }
 
 /* Size caps of the files, so that a crafted copy never makes us allocate much. */
-#define FUNCS_MAX (BPFSTASH_MAX_FUNCS * (sizeof(struct bpfstash_func) + 512))
 static const size_t blob_caps[BPFSTASH_NR_BLOB_FILES] = {
 	[BPFSTASH_JITED] = BPFSTASH_MAX_JITED,
 	[BPFSTASH_LINE_INFO] = (size_t)BPFSTASH_MAX_LINES * sizeof(struct bpf_line_info),
@@ -446,7 +445,7 @@ int bpfstash_entry_load_at(int dirfd, const char *name, unsigned int flags,
 		goto err;
 
 	if (!e->meta_only) {
-		err = bst_read_file_at(dirfd, name, "funcs", FUNCS_MAX, &buf, &e->funcs_size);
+		err = bst_read_file_at(dirfd, name, "funcs", BST_FUNCS_MAX, &buf, &e->funcs_size);
 		if (err)
 			goto err;
 		e->funcs = buf;
@@ -502,7 +501,7 @@ int bst_entry_load_mem(const char *name, const struct bst_entry_files *f, unsign
 			if (!f->blobs[i])
 				goto err;
 		err = -EBADMSG;
-		if (f->funcs_size > FUNCS_MAX)
+		if (f->funcs_size > BST_FUNCS_MAX)
 			goto err;
 		for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
 			if (f->sizes[i] > blob_caps[i])

@@ -29,6 +29,9 @@ struct bpfstash_entry {
 	struct btf *btf;
 };
 
+/* The largest funcs file: every record, and room for the names. */
+#define BST_FUNCS_MAX (BPFSTASH_MAX_FUNCS * (sizeof(struct bpfstash_func) + 512))
+
 int bst_read_file_at(int dirfd, const char *name, const char *file, size_t max,
 		     void **buf, size_t *size);
 int bst_entry_index(struct bpfstash_entry *e);

@@ -206,11 +206,67 @@ int bpfstash_entry_resolve_offset(const struct bpfstash_entry *e, uint64_t offse
 	return -ENOENT;
 }
 
+/* An entry whose code may hold the address, and how it ranks. */
+struct candidate {
+	const char *name;
+	bool loaded;
+	uint64_t load_time;
+};
+
+/* Addresses are reused: the loaded program first, then the newest. */
+static int cmp_candidates(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+
+	if (x->loaded != y->loaded)
+		return x->loaded ? -1 : 1;
+	if (x->load_time != y->load_time)
+		return x->load_time > y->load_time ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Whether entry @name holds @addr, from its meta and funcs files alone: a
+ * cheap test before the full load (the sizes checked only as far as this
+ * reads them; the full load checks everything).
+ */
+static bool quick_holds(int dirfd, const char *name, uint64_t addr, struct candidate *c)
+{
+	const struct bpfstash_func *f;
+	struct bpfstash_meta *m;
+	void *meta, *funcs;
+	size_t msize, fsize;
+	bool found = false;
+	uint32_t i;
+
+	if (bst_read_file_at(dirfd, name, "meta", sizeof(*m), &meta, &msize))
+		return false;
+	if (msize != sizeof(*m) ||
+	    bst_read_file_at(dirfd, name, "funcs", BST_FUNCS_MAX, &funcs, &fsize)) {
+		free(meta);
+		return false;
+	}
+	m = meta;
+	f = funcs;
+	if (m->content.nr_funcs <= BPFSTASH_MAX_FUNCS &&
+	    fsize >= (size_t)m->content.nr_funcs * sizeof(*f)) {
+		for (i = 0; i < m->content.nr_funcs && !found; i++)
+			found = addr >= f[i].addr && addr - f[i].addr < f[i].len;
+	}
+	c->name = name;
+	c->loaded = m->flags & BPFSTASH_META_LOADED;
+	c->load_time = m->load_time;
+	free(meta);
+	free(funcs);
+	return found;
+}
+
 int bpfstash_resolve(struct bpfstash *s, uint64_t addr, struct bpfstash_entry **out,
 		     struct bpfstash_location *loc)
 {
-	struct bpfstash_entry *best = NULL, *e;
-	size_t count, i;
+	struct candidate *cands = NULL, *tmp;
+	size_t count, i, n = 0, cap = 0;
+	struct bpfstash_entry *e;
 	char **names;
 	int err;
 
@@ -219,28 +275,37 @@ int bpfstash_resolve(struct bpfstash *s, uint64_t addr, struct bpfstash_entry **
 	if (err)
 		return err;
 	for (i = 0; i < count; i++) {
-		struct bpfstash_location l;
+		struct candidate c;
 
-		if (bpfstash_entry_load(s, names[i], 0, &e))
-			continue;	/* unreadable or corrupt: not an answer */
-		if (bpfstash_entry_resolve(e, addr, &l)) {
-			bpfstash_entry_free(e);
+		if (!quick_holds(s->dirfd, names[i], addr, &c))
 			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8;
+			tmp = realloc(cands, cap * sizeof(*cands));
+			if (!tmp) {
+				err = -ENOMEM;
+				goto out;
+			}
+			cands = tmp;
 		}
-		/* Addresses are reused: prefer the loaded program, then the newest. */
-		if (!best || (bpfstash_entry_loaded(e) && !bpfstash_entry_loaded(best)) ||
-		    (bpfstash_entry_loaded(e) == bpfstash_entry_loaded(best) &&
-		     e->meta.load_time > best->meta.load_time)) {
-			bpfstash_entry_free(best);
-			best = e;
-		} else {
-			bpfstash_entry_free(e);
-		}
+		cands[n++] = c;
 	}
+	if (n > 1)
+		qsort(cands, n, sizeof(*cands), cmp_candidates);
+	/* The best that loads whole (unreadable or corrupt is not an answer). */
+	err = -ENOENT;
+	for (i = 0; i < n; i++) {
+		if (bpfstash_entry_load(s, cands[i].name, 0, &e))
+			continue;
+		if (!bpfstash_entry_resolve(e, addr, loc)) {
+			*out = e;
+			err = 0;
+			break;
+		}
+		bpfstash_entry_free(e);
+	}
+out:
+	free(cands);
 	bpfstash_names_free(names);
-	if (!best)
-		return -ENOENT;
-	bpfstash_entry_resolve(best, addr, loc);
-	*out = best;
-	return 0;
+	return err;
 }
