@@ -11,6 +11,17 @@ rc=0
 
 suites="$*"
 [ -n "$suites" ] || suites=$(grep -v '^#' "$top/tests/guest/SUITES")
+# The security suite ends with lockdown=confidentiality, which cannot be
+# undone in this boot: it always runs last.
+last=""
+rest=""
+for s in $suites; do
+	case "$s" in
+	security|security:*) last="$last $s" ;;
+	*) rest="$rest $s" ;;
+	esac
+done
+suites="$rest $last"
 
 for s in $suites; do
 	# NAME=VALUE items set the environment of the suites that follow.

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Scale of the view: stat of one hash, lookup (open+read meta), ls of the
+ * root and rmdir, timed per operation at 1 000 and at 100 000 entries, and
+ * the kernel memory an entry costs against its content.  Runs on the bench
+ * kernel (tests/guest/SUITES.bench); STASH_SCALE sets the large size.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/test.h"
+#include "../lib/stashfs.h"
+#include "../../tools/lib/bpfstash/libbpfstash.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static long meminfo_kb(const char *key)
+{
+	char line[256];
+	long v = -1;
+	size_t n = strlen(key);
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':')
+			v = strtol(line + n + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int load_unique(int from, int count)
+{
+	int i, ok = 0;
+
+	for (i = from; i < from + count; i++) {
+		char name[16];
+		int fd;
+
+		snprintf(name, sizeof(name), "s%d", i);
+		fd = load_raw_prog(name);
+		if (fd >= 0) {
+			ok++;
+			close(fd);
+		}
+	}
+	return ok;
+}
+
+/* All entry names, by readdir; returns the count and the time it took. */
+static int list_names(char (**names)[41], double *secs)
+{
+	int n = 0, cap = 1024;
+	struct dirent *de;
+	double t0 = now_s();
+	DIR *d = opendir(STASH_ROOT);
+
+	*names = malloc(cap * 41);
+	while (d && (de = readdir(d))) {
+		if (strlen(de->d_name) != 40)
+			continue;
+		if (n == cap)
+			*names = realloc(*names, (cap *= 2) * 41);
+		memcpy((*names)[n++], de->d_name, 41);
+	}
+	if (d)
+		closedir(d);
+	*secs = now_s() - t0;
+	return n;
+}
+
+struct figures {
+	int entries;
+	double ls_s, stat_cold_us, stat_warm_us, lookup_us, rmdir_us;
+	double bytes_per_entry, kernel_bytes_per_entry;
+};
+
+static void measure(int entries, struct figures *f, long mem_before_kb)
+{
+	char (*names)[41], path[128];
+	const int probes = 1000;
+	struct stat st;
+	double t0;
+	int n, i, fd;
+
+	memset(f, 0, sizeof(*f));
+	/* Drop cached dentries so that the first stat is a real lookup. */
+	sysctl_set("/proc/sys/vm/drop_caches", "2", NULL, 0);
+	n = list_names(&names, &f->ls_s);
+	f->entries = n;
+	ASSERT_EQ(n, entries, "ls lists every entry");
+	f->bytes_per_entry = (double)stash_stat("bytes") / n;
+	f->kernel_bytes_per_entry = (double)(meminfo_kb("Slab") + meminfo_kb("VmallocUsed") -
+					     mem_before_kb) * 1024 / n;
+
+	t0 = now_s();
+	for (i = 0; i < probes; i++) {
+		snprintf(path, sizeof(path), STASH_ROOT "/%s", names[(i * 7919) % n]);
+		ASSERT_OK(stat(path, &st), "stat");
+	}
+	f->stat_cold_us = (now_s() - t0) * 1e6 / probes;
+	t0 = now_s();
+	for (i = 0; i < probes; i++) {
+		snprintf(path, sizeof(path), STASH_ROOT "/%s", names[(i * 7919) % n]);
+		stat(path, &st);
+	}
+	f->stat_warm_us = (now_s() - t0) * 1e6 / probes;
+	t0 = now_s();
+	for (i = 0; i < probes; i++) {
+		struct bpfstash_meta m;
+
+		snprintf(path, sizeof(path), STASH_ROOT "/%s/meta", names[(i * 104729) % n]);
+		fd = open(path, O_RDONLY);
+		if (fd < 0 || read(fd, &m, sizeof(m)) != sizeof(m))
+			test__fail(__FILE__, __LINE__, "lookup %s failed", path);
+		if (fd >= 0)
+			close(fd);
+	}
+	f->lookup_us = (now_s() - t0) * 1e6 / probes;
+	t0 = now_s();
+	for (i = 0; i < probes && i < n; i++) {
+		snprintf(path, sizeof(path), STASH_ROOT "/%s", names[n - 1 - i]);
+		ASSERT_OK(rmdir(path), "rmdir");
+	}
+	f->rmdir_us = (now_s() - t0) * 1e6 / probes;
+	free(names);
+	test__note("%6d entries: ls %.3f s (%.2f us/entry), stat %.1f us cold / %.1f us warm, "
+		   "open+read meta %.1f us, rmdir %.1f us; %.0f bytes/entry accounted, "
+		   "%.0f bytes/entry of slab+vmalloc",
+		   n, f->ls_s, f->ls_s * 1e6 / n, f->stat_cold_us, f->stat_warm_us,
+		   f->lookup_us, f->rmdir_us, f->bytes_per_entry, f->kernel_bytes_per_entry);
+}
+
+static void test_scale(void)
+{
+	const char *s = getenv("STASH_SCALE");
+	int big = s ? atoi(s) : 100000, loaded;
+	struct figures small, large;
+	long mem0;
+
+	if (!ASSERT_OK(stash_mount("max_entries=1000000,size=2G"), "mount"))
+		return;
+	sysctl_set("/proc/sys/vm/drop_caches", "3", NULL, 0);
+	mem0 = meminfo_kb("Slab") + meminfo_kb("VmallocUsed");
+	loaded = load_unique(0, 1000);
+	ASSERT_EQ(loaded, 1000, "1000 programs");
+	measure(1000, &small, mem0);
+	loaded = load_unique(1000, big - 1000 + 1000);	/* 1000 were just deleted */
+	ASSERT_EQ(loaded, big, "the rest");
+	measure(big, &large, mem0);
+
+	/* Fast: per-operation costs do not grow with the number of entries. */
+	ASSERT_LT(large.stat_cold_us, 4 * small.stat_cold_us + 20, "stat stays fast");
+	ASSERT_LT(large.lookup_us, 4 * small.lookup_us + 20, "lookup stays fast");
+	ASSERT_LT(large.rmdir_us, 4 * small.rmdir_us + 20, "rmdir stays fast");
+	ASSERT_LT(large.ls_s / large.entries, 4 * small.ls_s / small.entries + 1e-5,
+		  "ls stays linear");
+	/* Memory: entry overhead beyond the unique bytes stays under 1 KiB. */
+	ASSERT_LT(large.bytes_per_entry, 1024 + 64, "accounted bytes per tiny entry");
+	stash_umount();
+}
+
+static const struct test tests[] = {
+	{ "scale", test_scale },
+	{}
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("scale", tests, argc, argv);
+}
