@@ -270,6 +270,59 @@ static void test_stash_resolve(void **state)
 	bpfstash_close(s);
 }
 
+/*
+ * A corrupt entry is not an answer: with the newer of two entries that
+ * hold an address broken, the older one answers; where only the broken
+ * one held it, nothing does.
+ */
+static void test_stash_resolve_skips_corrupt(void **state)
+{
+	char dir[] = "/tmp/bpfstash-resolve-XXXXXX", path[512];
+	struct bpfstash_entry *tiny, *large, *got = NULL;
+	struct bpfstash_location loc;
+	struct fixture ft, fl;
+	struct bpfstash *s;
+	uint64_t shared, only_large;
+	uint32_t i;
+
+	fixture_get("tiny", &ft);
+	fixture_get("large", &fl);
+	tiny = fixture_load(&ft);
+	large = fixture_load(&fl);
+	shared = bpfstash_entry_func(tiny, 0)->addr + 4;
+	assert_true(in_some_func(large, shared));
+	assert_true(bpfstash_entry_meta(large)->load_time > bpfstash_entry_meta(tiny)->load_time);
+	only_large = 0;
+	for (i = 0; i < bpfstash_entry_nr_funcs(large) && !only_large; i++)
+		if (!in_some_func(tiny, bpfstash_entry_func(large, i)->addr))
+			only_large = bpfstash_entry_func(large, i)->addr;
+	assert_true(only_large != 0);
+
+	assert_non_null(mkdtemp(dir));
+	fixture_copy(&ft, dir);
+	fixture_copy(&fl, dir);
+	assert_int_equal(bpfstash_open(dir, &s), 0);
+	assert_int_equal(bpfstash_resolve(s, shared, &got, &loc), 0);
+	assert_string_equal(bpfstash_entry_name(got), fl.hash);	/* the newer */
+	bpfstash_entry_free(got);
+
+	snprintf(path, sizeof(path), "%s/%s/jited", dir, fl.hash);
+	assert_int_equal(truncate(path, 100), 0);
+	assert_int_equal(bpfstash_resolve(s, shared, &got, &loc), 0);
+	assert_string_equal(bpfstash_entry_name(got), ft.hash);
+	assert_int_equal(loc.func, 0);
+	assert_int_equal(loc.func_off, 4);
+	bpfstash_entry_free(got);
+	got = (void *)1;
+	assert_int_equal(bpfstash_resolve(s, only_large, &got, &loc), -ENOENT);
+	assert_null(got);
+
+	bpfstash_close(s);
+	fixture_rmtree(dir);
+	bpfstash_entry_free(tiny);
+	bpfstash_entry_free(large);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_lines_match_bpftool),
 		cmocka_unit_test(test_line_records),
 		cmocka_unit_test(test_stash_resolve),
+		cmocka_unit_test(test_stash_resolve_skips_corrupt),
 	};
 
 	return cmocka_run_group_tests_name("resolve", tests, NULL, NULL);
