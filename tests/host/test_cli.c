@@ -153,6 +153,28 @@ static void test_show_and_lines(void **state)
 	bpfstash_entry_free(e);
 }
 
+/* The annotations of `lines` are bpftool's, in the same order. */
+static void test_lines_like_bpftool(void **state)
+{
+	static const char *const names[] = { "subprogs", "tiny", "large" };
+	char tmp[] = "/tmp/bpfstash-lines-XXXXXX";
+	size_t i;
+	int fd = mkstemp(tmp);
+
+	assert_true(fd >= 0);
+	close(fd);
+	for (i = 0; i < 3; i++) {
+		struct fixture fx;
+
+		fixture_get(names[i], &fx);
+		assert_int_equal(sh(NULL, BPFSTASH_BIN ROOT "lines %s | grep '^; ' > %s", fx.hash,
+				    tmp), 0);
+		if (sh(NULL, "grep '^; ' %s/bpftool/%s.linum | cmp -s - %s", FIXTURES, names[i], tmp))
+			fail_msg("bpfstash lines %s: the annotations differ from bpftool's", names[i]);
+	}
+	unlink(tmp);
+}
+
 /* resolve prints what the library finds, in text and in JSON. */
 static void test_resolve(void **state)
 {
@@ -253,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_exit_codes),
 		cmocka_unit_test(test_ls),
 		cmocka_unit_test(test_show_and_lines),
+		cmocka_unit_test(test_lines_like_bpftool),
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_verify_tampered),
 		cmocka_unit_test(test_export),
