@@ -172,8 +172,9 @@ int bpfstash_resolve(struct bpfstash *stash, uint64_t addr,
 int bpfstash_entry_export_elf(const struct bpfstash_entry *entry, int fd);
 
 /*
- * Export into a build-id tree under @dir (like ~/.debug or a directory
- * debuginfod serves): @dir/.build-id/<2 hex>/<38 hex>.debug, mode 0644,
+ * Export into a build-id tree under @dir (the layout of /usr/lib/debug, where
+ * gdb, elfutils and perf look for a build-id, and which debuginfod -F can
+ * serve): @dir/.build-id/<2 hex>/<38 hex>.debug, mode 0644,
  * written to a temporary file beside it, fsynced and renamed over any
  * older copy; the directories are created as needed.  @path (may be NULL)
  * receives the file's path: -ENAMETOOLONG if @path_size is too small.
