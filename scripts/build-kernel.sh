@@ -3,6 +3,9 @@
 #
 #   scripts/build-kernel.sh debug   correctness kernel (KASAN, lockdep, ...)
 #   scripts/build-kernel.sh bench   benchmark kernel, no debug options
+#   scripts/build-kernel.sh base    the bench kernel's config on the pristine
+#                                   6.12 source, without bpfstash (for the
+#                                   zero-cost-when-unused comparison)
 #
 # The kernel is configured from allnoconfig plus configs/base.config and
 # configs/<flavour>.config, and every option of the fragments is checked in
@@ -12,7 +15,7 @@
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-flavour=${1:?usage: build-kernel.sh debug|bench}
+flavour=${1:?usage: build-kernel.sh debug|bench|base}
 tree=${BPFSTASH_TREE:-$top/build/linux}
 out=${BPFSTASH_KOUT:-$top/build/kernel-$flavour}
 jobs=${JOBS:-$(nproc)}
@@ -20,7 +23,22 @@ jobs=${JOBS:-$(nproc)}
 die() { echo "build-kernel: $*" >&2; exit 1; }
 say() { echo "build-kernel: $*" >&2; }
 
-[ -f "$top/configs/$flavour.config" ] || die "no configs/$flavour.config"
+config=$flavour
+if [ "$flavour" = base ]; then
+	# Debian's source as shipped: no patches, no overlay.
+	tree=$top/build/linux-pristine
+	config=bench
+	if [ ! -f "$tree/Makefile" ]; then
+		say "unpacking a pristine tree into build/linux-pristine"
+		rm -rf "$tree" "$tree.tmp"
+		mkdir -p "$tree.tmp"
+		tar -xf /usr/src/linux-source-6.12.tar.xz -C "$tree.tmp"
+		mv "$tree.tmp"/* "$tree"
+		rmdir "$tree.tmp"
+	fi
+fi
+
+[ -f "$top/configs/$config.config" ] || die "no configs/$config.config"
 [ -f "$tree/Makefile" ] || die "$tree is not prepared; run scripts/prepare-tree.sh"
 
 cc=gcc
@@ -35,7 +53,11 @@ if ! flock -n 9; then
 	say "another build of ${out#"$top"/} is running; waiting for it"
 	flock 9
 fi
-frags="$top/configs/base.config $top/configs/$flavour.config"
+frags="$top/configs/base.config $top/configs/$config.config"
+if [ "$flavour" = base ]; then
+	grep -hv BPFSTASH $frags > "$out/fragments.config"
+	frags=$out/fragments.config
+fi
 stamp=$(cat $frags | sha256sum | cut -c1-16)
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.bpfstash-config" 2>/dev/null)" != "$stamp" ]; then
 	say "configuring $flavour kernel in ${out#"$top"/}"

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Memory a stash entry costs, against the bytes of its content:
+ *
+ *   one    one large program (20 KB JITed, 3000 line records, BTF)
+ *   shared N loads of one object: same BTF, same line and func info, only
+ *          the images differ (they hold load addresses)
+ *   tiny   N distinct minimal programs: the fixed cost of an entry
+ *
+ * "content" is what the entry's files hold (meta, funcs and the blobs, as
+ * if nothing were shared); "accounted" is what the stash counts (stats
+ * bytes: unique blobs plus per-entry structures); "kernel" is the growth of
+ * Slab + VmallocUsed in /proc/meminfo, which includes allocator rounding.
+ *
+ *   membench [-n N] [--csv] OBJ_DIR
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#define ROOT "/sys/fs/bpfstash"
+
+static long long stat_of(const char *key)
+{
+	char line[128], k[64];
+	long long v, found = 0;
+	FILE *f = fopen(ROOT "/stats", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lld", k, &v) == 2 && !strcmp(k, key))
+			found = v;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static long kernel_kb(void)
+{
+	char line[256];
+	long total = 0, v;
+	FILE *f;
+
+	sync();
+	f = fopen("/proc/sys/vm/drop_caches", "w");
+	if (f) {
+		fputs("3", f);
+		fclose(f);
+	}
+	f = fopen("/proc/meminfo", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Slab: %ld", &v) == 1 || sscanf(line, "VmallocUsed: %ld", &v) == 1)
+			total += v;
+	}
+	if (f)
+		fclose(f);
+	return total;
+}
+
+/* Sum of the sizes of the files of every entry: the content, unshared. */
+static long long content_bytes(int *entries)
+{
+	static const char *const files[] = {
+		"meta", "funcs", "jited", "line_info", "jited_line_info", "func_info", "btf",
+	};
+	struct dirent *de;
+	long long total = 0;
+	DIR *d = opendir(ROOT);
+
+	*entries = 0;
+	while (d && (de = readdir(d))) {
+		char path[256];
+		struct stat st;
+		size_t i;
+
+		if (strlen(de->d_name) != 40)
+			continue;
+		(*entries)++;
+		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			snprintf(path, sizeof(path), ROOT "/%s/%s", de->d_name, files[i]);
+			if (!stat(path, &st))
+				total += st.st_size;
+		}
+	}
+	if (d)
+		closedir(d);
+	return total;
+}
+
+static int quiet(enum libbpf_print_level l, const char *f, va_list ap)
+{
+	return 0;
+}
+
+static int load_obj(const char *path)
+{
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+
+	if (!obj || bpf_object__load(obj)) {
+		fprintf(stderr, "membench: cannot load %s\n", path);
+		return -1;
+	}
+	bpf_object__close(obj);	/* closed: the entry stays */
+	return 0;
+}
+
+static int load_tiny(int i)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	char name[16];
+	int fd;
+
+	snprintf(name, sizeof(name), "mem%d", i);
+	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, name, "GPL", insns, 2, NULL);
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? -1 : 0;
+}
+
+static void report(const char *what, long kb0, int csv)
+{
+	int entries;
+	long long content = content_bytes(&entries);
+	long long accounted = stat_of("bytes");
+	long kb = kernel_kb() - kb0;
+
+	if (!entries)
+		return;
+	if (csv)
+		printf("%s,%d,%.0f,%.0f,%.0f,%lld,%lld\n", what, entries, (double)content / entries,
+		       (double)accounted / entries, kb * 1024.0 / entries, stat_of("blobs"),
+		       stat_of("blob_dedup") + stat_of("btf_hash_cached"));
+	else
+		printf("%-7s %6d entries: content %8.0f B/entry, accounted %8.0f B/entry "
+		       "(%.2fx content), kernel %8.0f B/entry; %lld blobs, %lld shared\n",
+		       what, entries, (double)content / entries, (double)accounted / entries,
+		       (double)accounted / content, kb * 1024.0 / entries, stat_of("blobs"),
+		       stat_of("blob_dedup") + stat_of("btf_hash_cached"));
+}
+
+static int remount(void)
+{
+	umount(ROOT);
+	return mount("none", ROOT, "bpfstash", 0, "max_entries=1000000,size=2G");
+}
+
+int main(int argc, char **argv)
+{
+	int n = 500, csv = 0, i, c;
+	char path[512];
+	const char *dir;
+	long kb0;
+
+	while ((c = getopt(argc, argv, "n:c")) != -1) {
+		if (c == 'n')
+			n = atoi(optarg);
+		else if (c == 'c')
+			csv = 1;
+		else
+			return 64;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "usage: membench [-n N] [-c] OBJ_DIR\n");
+		return 64;
+	}
+	dir = argv[optind];
+	libbpf_set_print(quiet);
+	if (csv)
+		printf("case,entries,content_bytes,accounted_bytes,kernel_bytes,blobs,shared\n");
+
+	/* libbpf probes kernel features once per process: before measuring. */
+	umount(ROOT);
+	snprintf(path, sizeof(path), "%s/tiny.bpf.o", dir);
+	if (load_obj(path))
+		return 1;
+	if (remount())
+		return perror("membench: mount"), 1;
+	kb0 = kernel_kb();
+	snprintf(path, sizeof(path), "%s/large.bpf.o", dir);
+	if (load_obj(path))
+		return 1;
+	report("one", kb0, csv);
+
+	remount();
+	kb0 = kernel_kb();
+	snprintf(path, sizeof(path), "%s/subprogs.bpf.o", dir);
+	for (i = 0; i < n; i++)
+		if (load_obj(path))
+			return 1;
+	report("shared", kb0, csv);
+
+	remount();
+	kb0 = kernel_kb();
+	for (i = 0; i < n * 4; i++)
+		if (load_tiny(i))
+			return 1;
+	report("tiny", kb0, csv);
+	umount(ROOT);
+	return 0;
+}
