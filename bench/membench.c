@@ -9,8 +9,10 @@
  *
  * "content" is what the entry's files hold (meta, funcs and the blobs, as
  * if nothing were shared); "accounted" is what the stash counts (stats
- * bytes: unique blobs plus per-entry structures); "kernel" is the growth of
- * Slab + VmallocUsed in /proc/meminfo, which includes allocator rounding.
+ * bytes: unique blobs plus per-entry structures, in allocator sizes);
+ * "charged" is what the memory cgroup that mounted the stash was charged,
+ * which is every allocation of the store, its tables included: membench
+ * mounts from a cgroup of its own and leaves it before loading.
  *
  *   membench [-n N] [--csv] OBJ_DIR
  */
@@ -44,26 +46,30 @@ static long long stat_of(const char *key)
 	return found;
 }
 
-static long kernel_kb(void)
-{
-	char line[256];
-	long total = 0, v;
-	FILE *f;
+#define CG "/sys/fs/cgroup/bpfstash-membench"
 
-	sync();
-	f = fopen("/proc/sys/vm/drop_caches", "w");
-	if (f) {
-		fputs("3", f);
-		fclose(f);
-	}
-	f = fopen("/proc/meminfo", "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Slab: %ld", &v) == 1 || sscanf(line, "VmallocUsed: %ld", &v) == 1)
-			total += v;
-	}
-	if (f)
-		fclose(f);
-	return total;
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n < 0 ? -1 : 0;
+}
+
+/* Bytes charged to the stash's memory cgroup. */
+static long long charged(void)
+{
+	char buf[64] = "";
+	int fd = open(CG "/memory.current", O_RDONLY);
+
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = 0;
+	if (fd >= 0)
+		close(fd);
+	return atoll(buf);
 }
 
 /* Sum of the sizes of the files of every entry: the content, unshared. */
@@ -129,31 +135,40 @@ static int load_tiny(int i)
 	return fd < 0 ? -1 : 0;
 }
 
-static void report(const char *what, long kb0, int csv)
+static void report(const char *what, long long charged0, int csv)
 {
+	long long ch = charged() - charged0;
 	int entries;
 	long long content = content_bytes(&entries);
 	long long accounted = stat_of("bytes");
-	long kb = kernel_kb() - kb0;
 
 	if (!entries)
 		return;
 	if (csv)
 		printf("%s,%d,%.0f,%.0f,%.0f,%lld,%lld\n", what, entries, (double)content / entries,
-		       (double)accounted / entries, kb * 1024.0 / entries, stat_of("blobs"),
+		       (double)accounted / entries, (double)ch / entries, stat_of("blobs"),
 		       stat_of("blob_dedup") + stat_of("btf_hash_cached"));
 	else
 		printf("%-7s %6d entries: content %8.0f B/entry, accounted %8.0f B/entry "
-		       "(%.2fx content), kernel %8.0f B/entry; %lld blobs, %lld shared\n",
+		       "(%.2fx content), charged %8.0f B/entry; %lld blobs, %lld shared\n",
 		       what, entries, (double)content / entries, (double)accounted / entries,
-		       (double)accounted / content, kb * 1024.0 / entries, stat_of("blobs"),
+		       (double)accounted / content, (double)ch / entries, stat_of("blobs"),
 		       stat_of("blob_dedup") + stat_of("btf_hash_cached"));
 }
 
+/* Mount from the membench cgroup, which the stash then charges, and leave it. */
 static int remount(void)
 {
+	char pid[32];
+	int err;
+
 	umount(ROOT);
-	return mount("none", ROOT, "bpfstash", 0, "max_entries=1000000,size=2G");
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (write_str(CG "/cgroup.procs", pid))
+		return -1;
+	err = mount("none", ROOT, "bpfstash", 0, "max_entries=1000000,size=2G");
+	write_str("/sys/fs/cgroup/cgroup.procs", pid);
+	return err;
 }
 
 int main(int argc, char **argv)
@@ -161,7 +176,7 @@ int main(int argc, char **argv)
 	int n = 500, csv = 0, i, c;
 	char path[512];
 	const char *dir;
-	long kb0;
+	long long kb0;
 
 	while ((c = getopt(argc, argv, "n:c")) != -1) {
 		if (c == 'n')
@@ -177,8 +192,10 @@ int main(int argc, char **argv)
 	}
 	dir = argv[optind];
 	libbpf_set_print(quiet);
+	write_str("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+	mkdir(CG, 0755);
 	if (csv)
-		printf("case,entries,content_bytes,accounted_bytes,kernel_bytes,blobs,shared\n");
+		printf("case,entries,content_bytes,accounted_bytes,charged_bytes,blobs,shared\n");
 
 	/* libbpf probes kernel features once per process: before measuring. */
 	umount(ROOT);
@@ -187,14 +204,14 @@ int main(int argc, char **argv)
 		return 1;
 	if (remount())
 		return perror("membench: mount"), 1;
-	kb0 = kernel_kb();
+	kb0 = charged();
 	snprintf(path, sizeof(path), "%s/large.bpf.o", dir);
 	if (load_obj(path))
 		return 1;
 	report("one", kb0, csv);
 
 	remount();
-	kb0 = kernel_kb();
+	kb0 = charged();
 	snprintf(path, sizeof(path), "%s/subprogs.bpf.o", dir);
 	for (i = 0; i < n; i++)
 		if (load_obj(path))
@@ -202,11 +219,12 @@ int main(int argc, char **argv)
 	report("shared", kb0, csv);
 
 	remount();
-	kb0 = kernel_kb();
+	kb0 = charged();
 	for (i = 0; i < n * 4; i++)
 		if (load_tiny(i))
 			return 1;
 	report("tiny", kb0, csv);
 	umount(ROOT);
+	rmdir(CG);
 	return 0;
 }

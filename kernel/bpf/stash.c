@@ -137,15 +137,25 @@ static const struct rhashtable_params bpfstash_blob_params = {
 	.automatic_shrinking = true,
 };
 
-/* Memory an entry holds besides its blobs, and a blob holds. */
+/*
+ * Memory an entry holds besides its blobs, and a blob holds: what the
+ * allocator really hands out (kmalloc buckets, whole vmalloc pages), so
+ * that size= limits real memory and stats show it.
+ */
+static u64 bpfstash_alloc_bytes(const void *p, size_t size)
+{
+	return is_vmalloc_addr(p) ? PAGE_ALIGN(size) : kmalloc_size_roundup(size);
+}
+
 static u64 bpfstash_entry_bytes(const struct bpfstash_entry *e)
 {
-	return sizeof(*e) + e->funcs_size;
+	return kmalloc_size_roundup(sizeof(*e)) +
+	       bpfstash_alloc_bytes(e->funcs, e->funcs_size);
 }
 
 static u64 bpfstash_blob_bytes(const struct bpfstash_blob *b)
 {
-	return struct_size(b, data, b->size);
+	return bpfstash_alloc_bytes(b, struct_size(b, data, b->size));
 }
 
 /*
