@@ -662,11 +662,38 @@ static int resolve(const struct gc_limit *l, bool mounted, uint64_t of, uint64_t
 	return 0;
 }
 
+/*
+ * The kernel's byte count once the frees of removed entries are done: the
+ * store releases an entry's blobs an RCU grace period after its rmdir, so
+ * the count settles shortly after.  Wait until it stops changing (at most
+ * about a second); -ETIMEDOUT with the last value read if it does not.
+ */
+static int settled_bytes(struct gc *g, uint64_t *bytes)
+{
+	const struct timespec tick = { .tv_nsec = 20 * 1000 * 1000 };
+	uint64_t prev = UINT64_MAX, cur;
+	int err, same = 0, i;
+
+	for (i = 0; i < 50; i++) {
+		err = read_stats(g->root_fd, &cur, NULL, NULL);
+		if (err)
+			return err;
+		*bytes = cur;
+		same = cur == prev ? same + 1 : 0;
+		if (same == 2)
+			return 0;
+		prev = cur;
+		nanosleep(&tick, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
 static void expire(struct gc *g)
 {
 	const struct gc_opts *o = g->o;
 	struct gc_result *r = g->r;
 	uint64_t cutoff = 0, left = r->entries, bytes = r->bytes;
+	bool recount = g->mounted && !o->dry_run && r->max_bytes;
 	size_t i;
 
 	if (o->max_age_ns)
@@ -682,9 +709,20 @@ static void expire(struct gc *g)
 		const char *what = "remove";
 		int err;
 
-		/* Oldest first: once every limit holds, the rest are younger. */
-		if (!old && !big && !many)
-			break;
+		/*
+		 * Oldest first: once every limit holds, the rest are younger.
+		 * Bytes are counted as meta.bytes, as in a dry run.  On a
+		 * mount, blobs shared between entries (one BTF for all the
+		 * programs of an object) are freed with their last user, not
+		 * with the entry whose meta counts them: so ask the kernel
+		 * before stopping, and go on from here if it says otherwise.
+		 */
+		if (!old && !big && !many) {
+			if (!recount || settled_bytes(g, &bytes) == -EBADMSG ||
+			    bytes <= r->max_bytes)
+				break;
+			big = true;
+		}
 		reason = old ? GC_REASON_AGE : big ? GC_REASON_SIZE : GC_REASON_ENTRIES;
 		if (e->loaded) {
 			r->kept_live++;
@@ -709,13 +747,13 @@ static void expire(struct gc *g)
 		r->removed++;
 		r->removed_bytes += e->bytes;
 		left--;
-		if (g->mounted && !o->dry_run && !read_stats(g->root_fd, &bytes, NULL, NULL))
-			;	/* the kernel's count: shared blobs go with their last user */
-		else
-			bytes = bytes > e->bytes ? bytes - e->bytes : 0;
+		bytes = bytes > e->bytes ? bytes - e->bytes : 0;
 		emit(g, (struct gc_event){ .type = GC_EV_REMOVE, .name = e->name, .reason = reason,
 					   .bytes = e->bytes, .time_ns = e->key });
 	}
+	/* Ran out of entries: what the kernel says, if it says. */
+	if (recount && i == g->n)
+		(void)settled_bytes(g, &bytes);
 	r->entries_left = left;
 	r->bytes_left = bytes;
 	r->limits_met = !(r->max_bytes && bytes > r->max_bytes) &&
