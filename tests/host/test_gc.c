@@ -1518,6 +1518,78 @@ static void test_kill_random(void **state)
 	killbed_free(&k);
 }
 
+/* --interval: a pass each interval, a summary each, until SIGTERM. */
+static void test_interval(void **state)
+{
+	static const struct spec specs[] = { { 1000, 900 }, { 800, 700 }, { 600, 500 } };
+	char *argv[] = { "bpfstash-gc", "--root", NULL, "--now", NOW_ARG, "--max-entries", "1",
+			 "--interval", "100ms", NULL };
+	struct tree t;
+	struct run r;
+	int ofd, efd, lines = 0;
+	pid_t pid;
+	char *p;
+
+	tree_make(&t, specs, 3);
+	argv[2] = t.dir;
+	pid = spawn(argv, NULL, NULL, &ofd, &efd);
+	usleep(450000);
+	kill(pid, SIGTERM);
+	collect(&r, pid, ofd, efd);
+	assert_int_equal(r.status, 0);
+	for (p = r.out; (p = strchr(p, '\n')); p++)
+		lines++;
+	assert_true(lines >= 3);	/* one summary per pass */
+	assert_non_null(strstr(r.out, "removed 2 of 3 entries"));
+	assert_non_null(strstr(r.out, "removed 0 of 1 entries"));
+	run_free(&r);
+	tree_free(&t);
+}
+
+/*
+ * The units pass systemd-analyze verify once installed (make install
+ * DESTDIR=...), the service's ExecStart naming the installed binary, and
+ * the man page renders without a warning.
+ */
+static void test_install_and_units(void **state)
+{
+	char dir[] = "/tmp/bpfstash-gc-install-XXXXXX", cmd[8192];
+
+	if (access("/usr/bin/systemd-analyze", X_OK)) {
+		print_message("# systemd-analyze not installed (apt-get install systemd)\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	/* Installed under @dir for real (no DESTDIR), so that ExecStart exists. */
+	snprintf(cmd, sizeof(cmd),
+		 "make -s -C %s/../../tools/bpfstash-gc install PREFIX=%s/usr SYSCONFDIR=%s/etc "
+		 "O=%s/build >/dev/null", FIXTURES, dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "test -x %s/usr/sbin/bpfstash-gc && test -f %s/etc/cron.d/bpfstash-gc && "
+		 "grep -q '^ExecStart=%s/usr/sbin/bpfstash-gc ' "
+		 "%s/usr/lib/systemd/system/bpfstash-gc.service", dir, dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	/* The service and the timer; the man page is found through MANPATH. */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s/usr/lib/systemd/system && MANPATH=%s/usr/share/man "
+		 "systemd-analyze verify bpfstash-gc.service bpfstash-gc.timer > %s/verify.log 2>&1; "
+		 "rc=$?; cat %s/verify.log; test $rc = 0 && test ! -s %s/verify.log",
+		 dir, dir, dir, dir, dir);
+	if (system(cmd))
+		fail_msg("systemd-analyze verify complained: see above");
+	/* The sandbox scores well (systemd-analyze security, offline). */
+	snprintf(cmd, sizeof(cmd),
+		 "systemd-analyze security --offline=yes --threshold=20 "
+		 "%s/usr/lib/systemd/system/bpfstash-gc.service >/dev/null 2>&1", dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l %s/usr/share/man/man8/bpfstash-gc.8 "
+		 "2>&1 >/dev/null | grep . && exit 1; exit 0", dir);
+	assert_int_equal(system(cmd), 0);
+	fixture_rmtree(dir);
+}
+
 static int setup(void **state)
 {
 	if (access(GC_BIN, X_OK)) {
@@ -1550,6 +1622,8 @@ int main(void)
 		cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_output),
 		cmocka_unit_test(test_leftovers),
+		cmocka_unit_test(test_interval),
+		cmocka_unit_test(test_install_and_units),
 		cmocka_unit_test(test_kill_every_point),
 		cmocka_unit_test(test_kill_random),
 	};
