@@ -21,9 +21,10 @@ bz=$top/build/kernel-bench/arch/x86/boot/bzImage
 mkdir -p "$out"
 # The guest's memory holds the entries (about 1 KB each for the small ones).
 rc=0
-"$top/scripts/vm-run" -k bench -m 4096 -t 3600 -q -o "$out/guest" -- sh -c "
-	cd /tmp &&
-	BPFSTASH_GC_SCALE=$n $top/build/tests/guest/gc scale &&
-	BPFSTASH_GC_SCALE=$n BPFSTASH_GC_SCALE_INSNS=64 $top/build/tests/guest/gc scale" || rc=$?
+# One line: vm-run quotes the command for the guest's sh.
+gc=$top/build/tests/guest/gc
+"$top/scripts/vm-run" -k bench -m 4096 -t 3600 -q -o "$out/guest" -- sh -c \
+	"cd /tmp && BPFSTASH_GC_SCALE=$n $gc scale && BPFSTASH_GC_SCALE=$n BPFSTASH_GC_SCALE_INSNS=64 $gc scale" ||
+	rc=$?
 grep -E '^(PASS|FAIL|SKIP) |^  gc\.scale: ' "$out/guest/console.log" | tee "$out/report"
 exit $rc
