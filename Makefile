@@ -74,6 +74,10 @@ check: deps kernel-debug kernel-bench bpftool tests
 demo: deps kernel-debug bpftool tests
 	$(Q)$(TOP)/scripts/demo.sh
 
+# Every benchmark, side by side in one run; report in build/bench/report.md.
+bench: deps tree bpftool tests
+	$(Q)$(TOP)/scripts/bench.sh
+
 clean:
 	$(Q)$(MAKE) -s -C tests O=$(B)/tests clean
 	$(Q)rm -rf $(B)/vm $(B)/check

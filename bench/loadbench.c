@@ -262,7 +262,18 @@ int main(int argc, char **argv)
 	}
 	unmount_stash();
 	if (!nlat[0] || !nlat[1]) {
-		printf("%d loads timed (one side only)\n", nlat[0] + nlat[1]);
+		/* --only: one side's distribution (e.g. to compare kernels). */
+		int s = nlat[1] ? 1 : 0;
+
+		qsort(lat[s], nlat[s], sizeof(double), cmp_double);
+		if (csv)
+			printf("%s,%s,%d,%.1f,%.1f\n", label ? label : "synthetic",
+			       s ? "mounted" : "unmounted", nlat[s], pct(lat[s], nlat[s], 50),
+			       pct(lat[s], nlat[s], 99));
+		else
+			printf("%s: %d loads: p50 %.1f us  p99 %.1f us\n",
+			       s ? "mounted" : "unmounted", nlat[s], pct(lat[s], nlat[s], 50),
+			       pct(lat[s], nlat[s], 99));
 		return 0;
 	}
 	qsort(lat[0], nlat[0], sizeof(double), cmp_double);

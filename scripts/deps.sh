@@ -16,7 +16,7 @@ libcap-dev libtraceevent-dev libnuma-dev libslang2-dev libunwind-dev
 libbabeltrace-dev libperl-dev python3
 qemu-system-x86 busybox-static util-linux procps
 libarchive-dev libarchive-tools hyperfine
-zlib1g-dev liblzma-dev libaio-dev libcmocka-dev
+zlib1g-dev liblzma-dev libaio-dev libcmocka-dev gnuplot-nox
 binutils elfutils debuginfod libdebuginfod-dev
 systemd
 "

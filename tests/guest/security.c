@@ -127,8 +127,9 @@ static int bpf_prog_lines_in_kallsyms(void)
 	int n = 0;
 	FILE *f = fopen("/proc/kallsyms", "r");
 
+	/* JITed BPF functions are listed as "<addr> t bpf_prog_<tag>_<name>\t[bpf]". */
 	while (f && fgets(line, sizeof(line), f))
-		n += strstr(line, " bpf_prog_") != NULL;
+		n += strstr(line, "[bpf]") != NULL;
 	if (f)
 		fclose(f);
 	return n;

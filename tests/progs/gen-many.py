@@ -10,8 +10,8 @@ lines = ["// SPDX-License-Identifier: GPL-2.0-only",
          "#include <bpf/bpf_helpers.h>",
          ""]
 for i in range(255):
-    lines.append("static __attribute__((noinline)) __u32 stash_f%d(__u32 x) { return x * %d + %d; }"
-                 % (i, 2 * i + 1, i))
+    lines.append("static __attribute__((noinline)) __u32 stash_f%d(__u32 x) { return (x ^ %d) * %d + %d; }"
+                 % (i, i + 17, 2 * i + 3, i + 1))
 lines += ["", 'SEC("xdp")', "int stash_many(struct xdp_md *ctx)", "{",
           "\t__u32 h = ctx->data_end - ctx->data;", ""]
 lines += ["\th = stash_f%d(h);" % i for i in range(255)]

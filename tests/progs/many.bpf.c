@@ -6,261 +6,261 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-static __attribute__((noinline)) __u32 stash_f0(__u32 x) { return x * 1 + 0; }
-static __attribute__((noinline)) __u32 stash_f1(__u32 x) { return x * 3 + 1; }
-static __attribute__((noinline)) __u32 stash_f2(__u32 x) { return x * 5 + 2; }
-static __attribute__((noinline)) __u32 stash_f3(__u32 x) { return x * 7 + 3; }
-static __attribute__((noinline)) __u32 stash_f4(__u32 x) { return x * 9 + 4; }
-static __attribute__((noinline)) __u32 stash_f5(__u32 x) { return x * 11 + 5; }
-static __attribute__((noinline)) __u32 stash_f6(__u32 x) { return x * 13 + 6; }
-static __attribute__((noinline)) __u32 stash_f7(__u32 x) { return x * 15 + 7; }
-static __attribute__((noinline)) __u32 stash_f8(__u32 x) { return x * 17 + 8; }
-static __attribute__((noinline)) __u32 stash_f9(__u32 x) { return x * 19 + 9; }
-static __attribute__((noinline)) __u32 stash_f10(__u32 x) { return x * 21 + 10; }
-static __attribute__((noinline)) __u32 stash_f11(__u32 x) { return x * 23 + 11; }
-static __attribute__((noinline)) __u32 stash_f12(__u32 x) { return x * 25 + 12; }
-static __attribute__((noinline)) __u32 stash_f13(__u32 x) { return x * 27 + 13; }
-static __attribute__((noinline)) __u32 stash_f14(__u32 x) { return x * 29 + 14; }
-static __attribute__((noinline)) __u32 stash_f15(__u32 x) { return x * 31 + 15; }
-static __attribute__((noinline)) __u32 stash_f16(__u32 x) { return x * 33 + 16; }
-static __attribute__((noinline)) __u32 stash_f17(__u32 x) { return x * 35 + 17; }
-static __attribute__((noinline)) __u32 stash_f18(__u32 x) { return x * 37 + 18; }
-static __attribute__((noinline)) __u32 stash_f19(__u32 x) { return x * 39 + 19; }
-static __attribute__((noinline)) __u32 stash_f20(__u32 x) { return x * 41 + 20; }
-static __attribute__((noinline)) __u32 stash_f21(__u32 x) { return x * 43 + 21; }
-static __attribute__((noinline)) __u32 stash_f22(__u32 x) { return x * 45 + 22; }
-static __attribute__((noinline)) __u32 stash_f23(__u32 x) { return x * 47 + 23; }
-static __attribute__((noinline)) __u32 stash_f24(__u32 x) { return x * 49 + 24; }
-static __attribute__((noinline)) __u32 stash_f25(__u32 x) { return x * 51 + 25; }
-static __attribute__((noinline)) __u32 stash_f26(__u32 x) { return x * 53 + 26; }
-static __attribute__((noinline)) __u32 stash_f27(__u32 x) { return x * 55 + 27; }
-static __attribute__((noinline)) __u32 stash_f28(__u32 x) { return x * 57 + 28; }
-static __attribute__((noinline)) __u32 stash_f29(__u32 x) { return x * 59 + 29; }
-static __attribute__((noinline)) __u32 stash_f30(__u32 x) { return x * 61 + 30; }
-static __attribute__((noinline)) __u32 stash_f31(__u32 x) { return x * 63 + 31; }
-static __attribute__((noinline)) __u32 stash_f32(__u32 x) { return x * 65 + 32; }
-static __attribute__((noinline)) __u32 stash_f33(__u32 x) { return x * 67 + 33; }
-static __attribute__((noinline)) __u32 stash_f34(__u32 x) { return x * 69 + 34; }
-static __attribute__((noinline)) __u32 stash_f35(__u32 x) { return x * 71 + 35; }
-static __attribute__((noinline)) __u32 stash_f36(__u32 x) { return x * 73 + 36; }
-static __attribute__((noinline)) __u32 stash_f37(__u32 x) { return x * 75 + 37; }
-static __attribute__((noinline)) __u32 stash_f38(__u32 x) { return x * 77 + 38; }
-static __attribute__((noinline)) __u32 stash_f39(__u32 x) { return x * 79 + 39; }
-static __attribute__((noinline)) __u32 stash_f40(__u32 x) { return x * 81 + 40; }
-static __attribute__((noinline)) __u32 stash_f41(__u32 x) { return x * 83 + 41; }
-static __attribute__((noinline)) __u32 stash_f42(__u32 x) { return x * 85 + 42; }
-static __attribute__((noinline)) __u32 stash_f43(__u32 x) { return x * 87 + 43; }
-static __attribute__((noinline)) __u32 stash_f44(__u32 x) { return x * 89 + 44; }
-static __attribute__((noinline)) __u32 stash_f45(__u32 x) { return x * 91 + 45; }
-static __attribute__((noinline)) __u32 stash_f46(__u32 x) { return x * 93 + 46; }
-static __attribute__((noinline)) __u32 stash_f47(__u32 x) { return x * 95 + 47; }
-static __attribute__((noinline)) __u32 stash_f48(__u32 x) { return x * 97 + 48; }
-static __attribute__((noinline)) __u32 stash_f49(__u32 x) { return x * 99 + 49; }
-static __attribute__((noinline)) __u32 stash_f50(__u32 x) { return x * 101 + 50; }
-static __attribute__((noinline)) __u32 stash_f51(__u32 x) { return x * 103 + 51; }
-static __attribute__((noinline)) __u32 stash_f52(__u32 x) { return x * 105 + 52; }
-static __attribute__((noinline)) __u32 stash_f53(__u32 x) { return x * 107 + 53; }
-static __attribute__((noinline)) __u32 stash_f54(__u32 x) { return x * 109 + 54; }
-static __attribute__((noinline)) __u32 stash_f55(__u32 x) { return x * 111 + 55; }
-static __attribute__((noinline)) __u32 stash_f56(__u32 x) { return x * 113 + 56; }
-static __attribute__((noinline)) __u32 stash_f57(__u32 x) { return x * 115 + 57; }
-static __attribute__((noinline)) __u32 stash_f58(__u32 x) { return x * 117 + 58; }
-static __attribute__((noinline)) __u32 stash_f59(__u32 x) { return x * 119 + 59; }
-static __attribute__((noinline)) __u32 stash_f60(__u32 x) { return x * 121 + 60; }
-static __attribute__((noinline)) __u32 stash_f61(__u32 x) { return x * 123 + 61; }
-static __attribute__((noinline)) __u32 stash_f62(__u32 x) { return x * 125 + 62; }
-static __attribute__((noinline)) __u32 stash_f63(__u32 x) { return x * 127 + 63; }
-static __attribute__((noinline)) __u32 stash_f64(__u32 x) { return x * 129 + 64; }
-static __attribute__((noinline)) __u32 stash_f65(__u32 x) { return x * 131 + 65; }
-static __attribute__((noinline)) __u32 stash_f66(__u32 x) { return x * 133 + 66; }
-static __attribute__((noinline)) __u32 stash_f67(__u32 x) { return x * 135 + 67; }
-static __attribute__((noinline)) __u32 stash_f68(__u32 x) { return x * 137 + 68; }
-static __attribute__((noinline)) __u32 stash_f69(__u32 x) { return x * 139 + 69; }
-static __attribute__((noinline)) __u32 stash_f70(__u32 x) { return x * 141 + 70; }
-static __attribute__((noinline)) __u32 stash_f71(__u32 x) { return x * 143 + 71; }
-static __attribute__((noinline)) __u32 stash_f72(__u32 x) { return x * 145 + 72; }
-static __attribute__((noinline)) __u32 stash_f73(__u32 x) { return x * 147 + 73; }
-static __attribute__((noinline)) __u32 stash_f74(__u32 x) { return x * 149 + 74; }
-static __attribute__((noinline)) __u32 stash_f75(__u32 x) { return x * 151 + 75; }
-static __attribute__((noinline)) __u32 stash_f76(__u32 x) { return x * 153 + 76; }
-static __attribute__((noinline)) __u32 stash_f77(__u32 x) { return x * 155 + 77; }
-static __attribute__((noinline)) __u32 stash_f78(__u32 x) { return x * 157 + 78; }
-static __attribute__((noinline)) __u32 stash_f79(__u32 x) { return x * 159 + 79; }
-static __attribute__((noinline)) __u32 stash_f80(__u32 x) { return x * 161 + 80; }
-static __attribute__((noinline)) __u32 stash_f81(__u32 x) { return x * 163 + 81; }
-static __attribute__((noinline)) __u32 stash_f82(__u32 x) { return x * 165 + 82; }
-static __attribute__((noinline)) __u32 stash_f83(__u32 x) { return x * 167 + 83; }
-static __attribute__((noinline)) __u32 stash_f84(__u32 x) { return x * 169 + 84; }
-static __attribute__((noinline)) __u32 stash_f85(__u32 x) { return x * 171 + 85; }
-static __attribute__((noinline)) __u32 stash_f86(__u32 x) { return x * 173 + 86; }
-static __attribute__((noinline)) __u32 stash_f87(__u32 x) { return x * 175 + 87; }
-static __attribute__((noinline)) __u32 stash_f88(__u32 x) { return x * 177 + 88; }
-static __attribute__((noinline)) __u32 stash_f89(__u32 x) { return x * 179 + 89; }
-static __attribute__((noinline)) __u32 stash_f90(__u32 x) { return x * 181 + 90; }
-static __attribute__((noinline)) __u32 stash_f91(__u32 x) { return x * 183 + 91; }
-static __attribute__((noinline)) __u32 stash_f92(__u32 x) { return x * 185 + 92; }
-static __attribute__((noinline)) __u32 stash_f93(__u32 x) { return x * 187 + 93; }
-static __attribute__((noinline)) __u32 stash_f94(__u32 x) { return x * 189 + 94; }
-static __attribute__((noinline)) __u32 stash_f95(__u32 x) { return x * 191 + 95; }
-static __attribute__((noinline)) __u32 stash_f96(__u32 x) { return x * 193 + 96; }
-static __attribute__((noinline)) __u32 stash_f97(__u32 x) { return x * 195 + 97; }
-static __attribute__((noinline)) __u32 stash_f98(__u32 x) { return x * 197 + 98; }
-static __attribute__((noinline)) __u32 stash_f99(__u32 x) { return x * 199 + 99; }
-static __attribute__((noinline)) __u32 stash_f100(__u32 x) { return x * 201 + 100; }
-static __attribute__((noinline)) __u32 stash_f101(__u32 x) { return x * 203 + 101; }
-static __attribute__((noinline)) __u32 stash_f102(__u32 x) { return x * 205 + 102; }
-static __attribute__((noinline)) __u32 stash_f103(__u32 x) { return x * 207 + 103; }
-static __attribute__((noinline)) __u32 stash_f104(__u32 x) { return x * 209 + 104; }
-static __attribute__((noinline)) __u32 stash_f105(__u32 x) { return x * 211 + 105; }
-static __attribute__((noinline)) __u32 stash_f106(__u32 x) { return x * 213 + 106; }
-static __attribute__((noinline)) __u32 stash_f107(__u32 x) { return x * 215 + 107; }
-static __attribute__((noinline)) __u32 stash_f108(__u32 x) { return x * 217 + 108; }
-static __attribute__((noinline)) __u32 stash_f109(__u32 x) { return x * 219 + 109; }
-static __attribute__((noinline)) __u32 stash_f110(__u32 x) { return x * 221 + 110; }
-static __attribute__((noinline)) __u32 stash_f111(__u32 x) { return x * 223 + 111; }
-static __attribute__((noinline)) __u32 stash_f112(__u32 x) { return x * 225 + 112; }
-static __attribute__((noinline)) __u32 stash_f113(__u32 x) { return x * 227 + 113; }
-static __attribute__((noinline)) __u32 stash_f114(__u32 x) { return x * 229 + 114; }
-static __attribute__((noinline)) __u32 stash_f115(__u32 x) { return x * 231 + 115; }
-static __attribute__((noinline)) __u32 stash_f116(__u32 x) { return x * 233 + 116; }
-static __attribute__((noinline)) __u32 stash_f117(__u32 x) { return x * 235 + 117; }
-static __attribute__((noinline)) __u32 stash_f118(__u32 x) { return x * 237 + 118; }
-static __attribute__((noinline)) __u32 stash_f119(__u32 x) { return x * 239 + 119; }
-static __attribute__((noinline)) __u32 stash_f120(__u32 x) { return x * 241 + 120; }
-static __attribute__((noinline)) __u32 stash_f121(__u32 x) { return x * 243 + 121; }
-static __attribute__((noinline)) __u32 stash_f122(__u32 x) { return x * 245 + 122; }
-static __attribute__((noinline)) __u32 stash_f123(__u32 x) { return x * 247 + 123; }
-static __attribute__((noinline)) __u32 stash_f124(__u32 x) { return x * 249 + 124; }
-static __attribute__((noinline)) __u32 stash_f125(__u32 x) { return x * 251 + 125; }
-static __attribute__((noinline)) __u32 stash_f126(__u32 x) { return x * 253 + 126; }
-static __attribute__((noinline)) __u32 stash_f127(__u32 x) { return x * 255 + 127; }
-static __attribute__((noinline)) __u32 stash_f128(__u32 x) { return x * 257 + 128; }
-static __attribute__((noinline)) __u32 stash_f129(__u32 x) { return x * 259 + 129; }
-static __attribute__((noinline)) __u32 stash_f130(__u32 x) { return x * 261 + 130; }
-static __attribute__((noinline)) __u32 stash_f131(__u32 x) { return x * 263 + 131; }
-static __attribute__((noinline)) __u32 stash_f132(__u32 x) { return x * 265 + 132; }
-static __attribute__((noinline)) __u32 stash_f133(__u32 x) { return x * 267 + 133; }
-static __attribute__((noinline)) __u32 stash_f134(__u32 x) { return x * 269 + 134; }
-static __attribute__((noinline)) __u32 stash_f135(__u32 x) { return x * 271 + 135; }
-static __attribute__((noinline)) __u32 stash_f136(__u32 x) { return x * 273 + 136; }
-static __attribute__((noinline)) __u32 stash_f137(__u32 x) { return x * 275 + 137; }
-static __attribute__((noinline)) __u32 stash_f138(__u32 x) { return x * 277 + 138; }
-static __attribute__((noinline)) __u32 stash_f139(__u32 x) { return x * 279 + 139; }
-static __attribute__((noinline)) __u32 stash_f140(__u32 x) { return x * 281 + 140; }
-static __attribute__((noinline)) __u32 stash_f141(__u32 x) { return x * 283 + 141; }
-static __attribute__((noinline)) __u32 stash_f142(__u32 x) { return x * 285 + 142; }
-static __attribute__((noinline)) __u32 stash_f143(__u32 x) { return x * 287 + 143; }
-static __attribute__((noinline)) __u32 stash_f144(__u32 x) { return x * 289 + 144; }
-static __attribute__((noinline)) __u32 stash_f145(__u32 x) { return x * 291 + 145; }
-static __attribute__((noinline)) __u32 stash_f146(__u32 x) { return x * 293 + 146; }
-static __attribute__((noinline)) __u32 stash_f147(__u32 x) { return x * 295 + 147; }
-static __attribute__((noinline)) __u32 stash_f148(__u32 x) { return x * 297 + 148; }
-static __attribute__((noinline)) __u32 stash_f149(__u32 x) { return x * 299 + 149; }
-static __attribute__((noinline)) __u32 stash_f150(__u32 x) { return x * 301 + 150; }
-static __attribute__((noinline)) __u32 stash_f151(__u32 x) { return x * 303 + 151; }
-static __attribute__((noinline)) __u32 stash_f152(__u32 x) { return x * 305 + 152; }
-static __attribute__((noinline)) __u32 stash_f153(__u32 x) { return x * 307 + 153; }
-static __attribute__((noinline)) __u32 stash_f154(__u32 x) { return x * 309 + 154; }
-static __attribute__((noinline)) __u32 stash_f155(__u32 x) { return x * 311 + 155; }
-static __attribute__((noinline)) __u32 stash_f156(__u32 x) { return x * 313 + 156; }
-static __attribute__((noinline)) __u32 stash_f157(__u32 x) { return x * 315 + 157; }
-static __attribute__((noinline)) __u32 stash_f158(__u32 x) { return x * 317 + 158; }
-static __attribute__((noinline)) __u32 stash_f159(__u32 x) { return x * 319 + 159; }
-static __attribute__((noinline)) __u32 stash_f160(__u32 x) { return x * 321 + 160; }
-static __attribute__((noinline)) __u32 stash_f161(__u32 x) { return x * 323 + 161; }
-static __attribute__((noinline)) __u32 stash_f162(__u32 x) { return x * 325 + 162; }
-static __attribute__((noinline)) __u32 stash_f163(__u32 x) { return x * 327 + 163; }
-static __attribute__((noinline)) __u32 stash_f164(__u32 x) { return x * 329 + 164; }
-static __attribute__((noinline)) __u32 stash_f165(__u32 x) { return x * 331 + 165; }
-static __attribute__((noinline)) __u32 stash_f166(__u32 x) { return x * 333 + 166; }
-static __attribute__((noinline)) __u32 stash_f167(__u32 x) { return x * 335 + 167; }
-static __attribute__((noinline)) __u32 stash_f168(__u32 x) { return x * 337 + 168; }
-static __attribute__((noinline)) __u32 stash_f169(__u32 x) { return x * 339 + 169; }
-static __attribute__((noinline)) __u32 stash_f170(__u32 x) { return x * 341 + 170; }
-static __attribute__((noinline)) __u32 stash_f171(__u32 x) { return x * 343 + 171; }
-static __attribute__((noinline)) __u32 stash_f172(__u32 x) { return x * 345 + 172; }
-static __attribute__((noinline)) __u32 stash_f173(__u32 x) { return x * 347 + 173; }
-static __attribute__((noinline)) __u32 stash_f174(__u32 x) { return x * 349 + 174; }
-static __attribute__((noinline)) __u32 stash_f175(__u32 x) { return x * 351 + 175; }
-static __attribute__((noinline)) __u32 stash_f176(__u32 x) { return x * 353 + 176; }
-static __attribute__((noinline)) __u32 stash_f177(__u32 x) { return x * 355 + 177; }
-static __attribute__((noinline)) __u32 stash_f178(__u32 x) { return x * 357 + 178; }
-static __attribute__((noinline)) __u32 stash_f179(__u32 x) { return x * 359 + 179; }
-static __attribute__((noinline)) __u32 stash_f180(__u32 x) { return x * 361 + 180; }
-static __attribute__((noinline)) __u32 stash_f181(__u32 x) { return x * 363 + 181; }
-static __attribute__((noinline)) __u32 stash_f182(__u32 x) { return x * 365 + 182; }
-static __attribute__((noinline)) __u32 stash_f183(__u32 x) { return x * 367 + 183; }
-static __attribute__((noinline)) __u32 stash_f184(__u32 x) { return x * 369 + 184; }
-static __attribute__((noinline)) __u32 stash_f185(__u32 x) { return x * 371 + 185; }
-static __attribute__((noinline)) __u32 stash_f186(__u32 x) { return x * 373 + 186; }
-static __attribute__((noinline)) __u32 stash_f187(__u32 x) { return x * 375 + 187; }
-static __attribute__((noinline)) __u32 stash_f188(__u32 x) { return x * 377 + 188; }
-static __attribute__((noinline)) __u32 stash_f189(__u32 x) { return x * 379 + 189; }
-static __attribute__((noinline)) __u32 stash_f190(__u32 x) { return x * 381 + 190; }
-static __attribute__((noinline)) __u32 stash_f191(__u32 x) { return x * 383 + 191; }
-static __attribute__((noinline)) __u32 stash_f192(__u32 x) { return x * 385 + 192; }
-static __attribute__((noinline)) __u32 stash_f193(__u32 x) { return x * 387 + 193; }
-static __attribute__((noinline)) __u32 stash_f194(__u32 x) { return x * 389 + 194; }
-static __attribute__((noinline)) __u32 stash_f195(__u32 x) { return x * 391 + 195; }
-static __attribute__((noinline)) __u32 stash_f196(__u32 x) { return x * 393 + 196; }
-static __attribute__((noinline)) __u32 stash_f197(__u32 x) { return x * 395 + 197; }
-static __attribute__((noinline)) __u32 stash_f198(__u32 x) { return x * 397 + 198; }
-static __attribute__((noinline)) __u32 stash_f199(__u32 x) { return x * 399 + 199; }
-static __attribute__((noinline)) __u32 stash_f200(__u32 x) { return x * 401 + 200; }
-static __attribute__((noinline)) __u32 stash_f201(__u32 x) { return x * 403 + 201; }
-static __attribute__((noinline)) __u32 stash_f202(__u32 x) { return x * 405 + 202; }
-static __attribute__((noinline)) __u32 stash_f203(__u32 x) { return x * 407 + 203; }
-static __attribute__((noinline)) __u32 stash_f204(__u32 x) { return x * 409 + 204; }
-static __attribute__((noinline)) __u32 stash_f205(__u32 x) { return x * 411 + 205; }
-static __attribute__((noinline)) __u32 stash_f206(__u32 x) { return x * 413 + 206; }
-static __attribute__((noinline)) __u32 stash_f207(__u32 x) { return x * 415 + 207; }
-static __attribute__((noinline)) __u32 stash_f208(__u32 x) { return x * 417 + 208; }
-static __attribute__((noinline)) __u32 stash_f209(__u32 x) { return x * 419 + 209; }
-static __attribute__((noinline)) __u32 stash_f210(__u32 x) { return x * 421 + 210; }
-static __attribute__((noinline)) __u32 stash_f211(__u32 x) { return x * 423 + 211; }
-static __attribute__((noinline)) __u32 stash_f212(__u32 x) { return x * 425 + 212; }
-static __attribute__((noinline)) __u32 stash_f213(__u32 x) { return x * 427 + 213; }
-static __attribute__((noinline)) __u32 stash_f214(__u32 x) { return x * 429 + 214; }
-static __attribute__((noinline)) __u32 stash_f215(__u32 x) { return x * 431 + 215; }
-static __attribute__((noinline)) __u32 stash_f216(__u32 x) { return x * 433 + 216; }
-static __attribute__((noinline)) __u32 stash_f217(__u32 x) { return x * 435 + 217; }
-static __attribute__((noinline)) __u32 stash_f218(__u32 x) { return x * 437 + 218; }
-static __attribute__((noinline)) __u32 stash_f219(__u32 x) { return x * 439 + 219; }
-static __attribute__((noinline)) __u32 stash_f220(__u32 x) { return x * 441 + 220; }
-static __attribute__((noinline)) __u32 stash_f221(__u32 x) { return x * 443 + 221; }
-static __attribute__((noinline)) __u32 stash_f222(__u32 x) { return x * 445 + 222; }
-static __attribute__((noinline)) __u32 stash_f223(__u32 x) { return x * 447 + 223; }
-static __attribute__((noinline)) __u32 stash_f224(__u32 x) { return x * 449 + 224; }
-static __attribute__((noinline)) __u32 stash_f225(__u32 x) { return x * 451 + 225; }
-static __attribute__((noinline)) __u32 stash_f226(__u32 x) { return x * 453 + 226; }
-static __attribute__((noinline)) __u32 stash_f227(__u32 x) { return x * 455 + 227; }
-static __attribute__((noinline)) __u32 stash_f228(__u32 x) { return x * 457 + 228; }
-static __attribute__((noinline)) __u32 stash_f229(__u32 x) { return x * 459 + 229; }
-static __attribute__((noinline)) __u32 stash_f230(__u32 x) { return x * 461 + 230; }
-static __attribute__((noinline)) __u32 stash_f231(__u32 x) { return x * 463 + 231; }
-static __attribute__((noinline)) __u32 stash_f232(__u32 x) { return x * 465 + 232; }
-static __attribute__((noinline)) __u32 stash_f233(__u32 x) { return x * 467 + 233; }
-static __attribute__((noinline)) __u32 stash_f234(__u32 x) { return x * 469 + 234; }
-static __attribute__((noinline)) __u32 stash_f235(__u32 x) { return x * 471 + 235; }
-static __attribute__((noinline)) __u32 stash_f236(__u32 x) { return x * 473 + 236; }
-static __attribute__((noinline)) __u32 stash_f237(__u32 x) { return x * 475 + 237; }
-static __attribute__((noinline)) __u32 stash_f238(__u32 x) { return x * 477 + 238; }
-static __attribute__((noinline)) __u32 stash_f239(__u32 x) { return x * 479 + 239; }
-static __attribute__((noinline)) __u32 stash_f240(__u32 x) { return x * 481 + 240; }
-static __attribute__((noinline)) __u32 stash_f241(__u32 x) { return x * 483 + 241; }
-static __attribute__((noinline)) __u32 stash_f242(__u32 x) { return x * 485 + 242; }
-static __attribute__((noinline)) __u32 stash_f243(__u32 x) { return x * 487 + 243; }
-static __attribute__((noinline)) __u32 stash_f244(__u32 x) { return x * 489 + 244; }
-static __attribute__((noinline)) __u32 stash_f245(__u32 x) { return x * 491 + 245; }
-static __attribute__((noinline)) __u32 stash_f246(__u32 x) { return x * 493 + 246; }
-static __attribute__((noinline)) __u32 stash_f247(__u32 x) { return x * 495 + 247; }
-static __attribute__((noinline)) __u32 stash_f248(__u32 x) { return x * 497 + 248; }
-static __attribute__((noinline)) __u32 stash_f249(__u32 x) { return x * 499 + 249; }
-static __attribute__((noinline)) __u32 stash_f250(__u32 x) { return x * 501 + 250; }
-static __attribute__((noinline)) __u32 stash_f251(__u32 x) { return x * 503 + 251; }
-static __attribute__((noinline)) __u32 stash_f252(__u32 x) { return x * 505 + 252; }
-static __attribute__((noinline)) __u32 stash_f253(__u32 x) { return x * 507 + 253; }
-static __attribute__((noinline)) __u32 stash_f254(__u32 x) { return x * 509 + 254; }
+static __attribute__((noinline)) __u32 stash_f0(__u32 x) { return (x ^ 17) * 3 + 1; }
+static __attribute__((noinline)) __u32 stash_f1(__u32 x) { return (x ^ 18) * 5 + 2; }
+static __attribute__((noinline)) __u32 stash_f2(__u32 x) { return (x ^ 19) * 7 + 3; }
+static __attribute__((noinline)) __u32 stash_f3(__u32 x) { return (x ^ 20) * 9 + 4; }
+static __attribute__((noinline)) __u32 stash_f4(__u32 x) { return (x ^ 21) * 11 + 5; }
+static __attribute__((noinline)) __u32 stash_f5(__u32 x) { return (x ^ 22) * 13 + 6; }
+static __attribute__((noinline)) __u32 stash_f6(__u32 x) { return (x ^ 23) * 15 + 7; }
+static __attribute__((noinline)) __u32 stash_f7(__u32 x) { return (x ^ 24) * 17 + 8; }
+static __attribute__((noinline)) __u32 stash_f8(__u32 x) { return (x ^ 25) * 19 + 9; }
+static __attribute__((noinline)) __u32 stash_f9(__u32 x) { return (x ^ 26) * 21 + 10; }
+static __attribute__((noinline)) __u32 stash_f10(__u32 x) { return (x ^ 27) * 23 + 11; }
+static __attribute__((noinline)) __u32 stash_f11(__u32 x) { return (x ^ 28) * 25 + 12; }
+static __attribute__((noinline)) __u32 stash_f12(__u32 x) { return (x ^ 29) * 27 + 13; }
+static __attribute__((noinline)) __u32 stash_f13(__u32 x) { return (x ^ 30) * 29 + 14; }
+static __attribute__((noinline)) __u32 stash_f14(__u32 x) { return (x ^ 31) * 31 + 15; }
+static __attribute__((noinline)) __u32 stash_f15(__u32 x) { return (x ^ 32) * 33 + 16; }
+static __attribute__((noinline)) __u32 stash_f16(__u32 x) { return (x ^ 33) * 35 + 17; }
+static __attribute__((noinline)) __u32 stash_f17(__u32 x) { return (x ^ 34) * 37 + 18; }
+static __attribute__((noinline)) __u32 stash_f18(__u32 x) { return (x ^ 35) * 39 + 19; }
+static __attribute__((noinline)) __u32 stash_f19(__u32 x) { return (x ^ 36) * 41 + 20; }
+static __attribute__((noinline)) __u32 stash_f20(__u32 x) { return (x ^ 37) * 43 + 21; }
+static __attribute__((noinline)) __u32 stash_f21(__u32 x) { return (x ^ 38) * 45 + 22; }
+static __attribute__((noinline)) __u32 stash_f22(__u32 x) { return (x ^ 39) * 47 + 23; }
+static __attribute__((noinline)) __u32 stash_f23(__u32 x) { return (x ^ 40) * 49 + 24; }
+static __attribute__((noinline)) __u32 stash_f24(__u32 x) { return (x ^ 41) * 51 + 25; }
+static __attribute__((noinline)) __u32 stash_f25(__u32 x) { return (x ^ 42) * 53 + 26; }
+static __attribute__((noinline)) __u32 stash_f26(__u32 x) { return (x ^ 43) * 55 + 27; }
+static __attribute__((noinline)) __u32 stash_f27(__u32 x) { return (x ^ 44) * 57 + 28; }
+static __attribute__((noinline)) __u32 stash_f28(__u32 x) { return (x ^ 45) * 59 + 29; }
+static __attribute__((noinline)) __u32 stash_f29(__u32 x) { return (x ^ 46) * 61 + 30; }
+static __attribute__((noinline)) __u32 stash_f30(__u32 x) { return (x ^ 47) * 63 + 31; }
+static __attribute__((noinline)) __u32 stash_f31(__u32 x) { return (x ^ 48) * 65 + 32; }
+static __attribute__((noinline)) __u32 stash_f32(__u32 x) { return (x ^ 49) * 67 + 33; }
+static __attribute__((noinline)) __u32 stash_f33(__u32 x) { return (x ^ 50) * 69 + 34; }
+static __attribute__((noinline)) __u32 stash_f34(__u32 x) { return (x ^ 51) * 71 + 35; }
+static __attribute__((noinline)) __u32 stash_f35(__u32 x) { return (x ^ 52) * 73 + 36; }
+static __attribute__((noinline)) __u32 stash_f36(__u32 x) { return (x ^ 53) * 75 + 37; }
+static __attribute__((noinline)) __u32 stash_f37(__u32 x) { return (x ^ 54) * 77 + 38; }
+static __attribute__((noinline)) __u32 stash_f38(__u32 x) { return (x ^ 55) * 79 + 39; }
+static __attribute__((noinline)) __u32 stash_f39(__u32 x) { return (x ^ 56) * 81 + 40; }
+static __attribute__((noinline)) __u32 stash_f40(__u32 x) { return (x ^ 57) * 83 + 41; }
+static __attribute__((noinline)) __u32 stash_f41(__u32 x) { return (x ^ 58) * 85 + 42; }
+static __attribute__((noinline)) __u32 stash_f42(__u32 x) { return (x ^ 59) * 87 + 43; }
+static __attribute__((noinline)) __u32 stash_f43(__u32 x) { return (x ^ 60) * 89 + 44; }
+static __attribute__((noinline)) __u32 stash_f44(__u32 x) { return (x ^ 61) * 91 + 45; }
+static __attribute__((noinline)) __u32 stash_f45(__u32 x) { return (x ^ 62) * 93 + 46; }
+static __attribute__((noinline)) __u32 stash_f46(__u32 x) { return (x ^ 63) * 95 + 47; }
+static __attribute__((noinline)) __u32 stash_f47(__u32 x) { return (x ^ 64) * 97 + 48; }
+static __attribute__((noinline)) __u32 stash_f48(__u32 x) { return (x ^ 65) * 99 + 49; }
+static __attribute__((noinline)) __u32 stash_f49(__u32 x) { return (x ^ 66) * 101 + 50; }
+static __attribute__((noinline)) __u32 stash_f50(__u32 x) { return (x ^ 67) * 103 + 51; }
+static __attribute__((noinline)) __u32 stash_f51(__u32 x) { return (x ^ 68) * 105 + 52; }
+static __attribute__((noinline)) __u32 stash_f52(__u32 x) { return (x ^ 69) * 107 + 53; }
+static __attribute__((noinline)) __u32 stash_f53(__u32 x) { return (x ^ 70) * 109 + 54; }
+static __attribute__((noinline)) __u32 stash_f54(__u32 x) { return (x ^ 71) * 111 + 55; }
+static __attribute__((noinline)) __u32 stash_f55(__u32 x) { return (x ^ 72) * 113 + 56; }
+static __attribute__((noinline)) __u32 stash_f56(__u32 x) { return (x ^ 73) * 115 + 57; }
+static __attribute__((noinline)) __u32 stash_f57(__u32 x) { return (x ^ 74) * 117 + 58; }
+static __attribute__((noinline)) __u32 stash_f58(__u32 x) { return (x ^ 75) * 119 + 59; }
+static __attribute__((noinline)) __u32 stash_f59(__u32 x) { return (x ^ 76) * 121 + 60; }
+static __attribute__((noinline)) __u32 stash_f60(__u32 x) { return (x ^ 77) * 123 + 61; }
+static __attribute__((noinline)) __u32 stash_f61(__u32 x) { return (x ^ 78) * 125 + 62; }
+static __attribute__((noinline)) __u32 stash_f62(__u32 x) { return (x ^ 79) * 127 + 63; }
+static __attribute__((noinline)) __u32 stash_f63(__u32 x) { return (x ^ 80) * 129 + 64; }
+static __attribute__((noinline)) __u32 stash_f64(__u32 x) { return (x ^ 81) * 131 + 65; }
+static __attribute__((noinline)) __u32 stash_f65(__u32 x) { return (x ^ 82) * 133 + 66; }
+static __attribute__((noinline)) __u32 stash_f66(__u32 x) { return (x ^ 83) * 135 + 67; }
+static __attribute__((noinline)) __u32 stash_f67(__u32 x) { return (x ^ 84) * 137 + 68; }
+static __attribute__((noinline)) __u32 stash_f68(__u32 x) { return (x ^ 85) * 139 + 69; }
+static __attribute__((noinline)) __u32 stash_f69(__u32 x) { return (x ^ 86) * 141 + 70; }
+static __attribute__((noinline)) __u32 stash_f70(__u32 x) { return (x ^ 87) * 143 + 71; }
+static __attribute__((noinline)) __u32 stash_f71(__u32 x) { return (x ^ 88) * 145 + 72; }
+static __attribute__((noinline)) __u32 stash_f72(__u32 x) { return (x ^ 89) * 147 + 73; }
+static __attribute__((noinline)) __u32 stash_f73(__u32 x) { return (x ^ 90) * 149 + 74; }
+static __attribute__((noinline)) __u32 stash_f74(__u32 x) { return (x ^ 91) * 151 + 75; }
+static __attribute__((noinline)) __u32 stash_f75(__u32 x) { return (x ^ 92) * 153 + 76; }
+static __attribute__((noinline)) __u32 stash_f76(__u32 x) { return (x ^ 93) * 155 + 77; }
+static __attribute__((noinline)) __u32 stash_f77(__u32 x) { return (x ^ 94) * 157 + 78; }
+static __attribute__((noinline)) __u32 stash_f78(__u32 x) { return (x ^ 95) * 159 + 79; }
+static __attribute__((noinline)) __u32 stash_f79(__u32 x) { return (x ^ 96) * 161 + 80; }
+static __attribute__((noinline)) __u32 stash_f80(__u32 x) { return (x ^ 97) * 163 + 81; }
+static __attribute__((noinline)) __u32 stash_f81(__u32 x) { return (x ^ 98) * 165 + 82; }
+static __attribute__((noinline)) __u32 stash_f82(__u32 x) { return (x ^ 99) * 167 + 83; }
+static __attribute__((noinline)) __u32 stash_f83(__u32 x) { return (x ^ 100) * 169 + 84; }
+static __attribute__((noinline)) __u32 stash_f84(__u32 x) { return (x ^ 101) * 171 + 85; }
+static __attribute__((noinline)) __u32 stash_f85(__u32 x) { return (x ^ 102) * 173 + 86; }
+static __attribute__((noinline)) __u32 stash_f86(__u32 x) { return (x ^ 103) * 175 + 87; }
+static __attribute__((noinline)) __u32 stash_f87(__u32 x) { return (x ^ 104) * 177 + 88; }
+static __attribute__((noinline)) __u32 stash_f88(__u32 x) { return (x ^ 105) * 179 + 89; }
+static __attribute__((noinline)) __u32 stash_f89(__u32 x) { return (x ^ 106) * 181 + 90; }
+static __attribute__((noinline)) __u32 stash_f90(__u32 x) { return (x ^ 107) * 183 + 91; }
+static __attribute__((noinline)) __u32 stash_f91(__u32 x) { return (x ^ 108) * 185 + 92; }
+static __attribute__((noinline)) __u32 stash_f92(__u32 x) { return (x ^ 109) * 187 + 93; }
+static __attribute__((noinline)) __u32 stash_f93(__u32 x) { return (x ^ 110) * 189 + 94; }
+static __attribute__((noinline)) __u32 stash_f94(__u32 x) { return (x ^ 111) * 191 + 95; }
+static __attribute__((noinline)) __u32 stash_f95(__u32 x) { return (x ^ 112) * 193 + 96; }
+static __attribute__((noinline)) __u32 stash_f96(__u32 x) { return (x ^ 113) * 195 + 97; }
+static __attribute__((noinline)) __u32 stash_f97(__u32 x) { return (x ^ 114) * 197 + 98; }
+static __attribute__((noinline)) __u32 stash_f98(__u32 x) { return (x ^ 115) * 199 + 99; }
+static __attribute__((noinline)) __u32 stash_f99(__u32 x) { return (x ^ 116) * 201 + 100; }
+static __attribute__((noinline)) __u32 stash_f100(__u32 x) { return (x ^ 117) * 203 + 101; }
+static __attribute__((noinline)) __u32 stash_f101(__u32 x) { return (x ^ 118) * 205 + 102; }
+static __attribute__((noinline)) __u32 stash_f102(__u32 x) { return (x ^ 119) * 207 + 103; }
+static __attribute__((noinline)) __u32 stash_f103(__u32 x) { return (x ^ 120) * 209 + 104; }
+static __attribute__((noinline)) __u32 stash_f104(__u32 x) { return (x ^ 121) * 211 + 105; }
+static __attribute__((noinline)) __u32 stash_f105(__u32 x) { return (x ^ 122) * 213 + 106; }
+static __attribute__((noinline)) __u32 stash_f106(__u32 x) { return (x ^ 123) * 215 + 107; }
+static __attribute__((noinline)) __u32 stash_f107(__u32 x) { return (x ^ 124) * 217 + 108; }
+static __attribute__((noinline)) __u32 stash_f108(__u32 x) { return (x ^ 125) * 219 + 109; }
+static __attribute__((noinline)) __u32 stash_f109(__u32 x) { return (x ^ 126) * 221 + 110; }
+static __attribute__((noinline)) __u32 stash_f110(__u32 x) { return (x ^ 127) * 223 + 111; }
+static __attribute__((noinline)) __u32 stash_f111(__u32 x) { return (x ^ 128) * 225 + 112; }
+static __attribute__((noinline)) __u32 stash_f112(__u32 x) { return (x ^ 129) * 227 + 113; }
+static __attribute__((noinline)) __u32 stash_f113(__u32 x) { return (x ^ 130) * 229 + 114; }
+static __attribute__((noinline)) __u32 stash_f114(__u32 x) { return (x ^ 131) * 231 + 115; }
+static __attribute__((noinline)) __u32 stash_f115(__u32 x) { return (x ^ 132) * 233 + 116; }
+static __attribute__((noinline)) __u32 stash_f116(__u32 x) { return (x ^ 133) * 235 + 117; }
+static __attribute__((noinline)) __u32 stash_f117(__u32 x) { return (x ^ 134) * 237 + 118; }
+static __attribute__((noinline)) __u32 stash_f118(__u32 x) { return (x ^ 135) * 239 + 119; }
+static __attribute__((noinline)) __u32 stash_f119(__u32 x) { return (x ^ 136) * 241 + 120; }
+static __attribute__((noinline)) __u32 stash_f120(__u32 x) { return (x ^ 137) * 243 + 121; }
+static __attribute__((noinline)) __u32 stash_f121(__u32 x) { return (x ^ 138) * 245 + 122; }
+static __attribute__((noinline)) __u32 stash_f122(__u32 x) { return (x ^ 139) * 247 + 123; }
+static __attribute__((noinline)) __u32 stash_f123(__u32 x) { return (x ^ 140) * 249 + 124; }
+static __attribute__((noinline)) __u32 stash_f124(__u32 x) { return (x ^ 141) * 251 + 125; }
+static __attribute__((noinline)) __u32 stash_f125(__u32 x) { return (x ^ 142) * 253 + 126; }
+static __attribute__((noinline)) __u32 stash_f126(__u32 x) { return (x ^ 143) * 255 + 127; }
+static __attribute__((noinline)) __u32 stash_f127(__u32 x) { return (x ^ 144) * 257 + 128; }
+static __attribute__((noinline)) __u32 stash_f128(__u32 x) { return (x ^ 145) * 259 + 129; }
+static __attribute__((noinline)) __u32 stash_f129(__u32 x) { return (x ^ 146) * 261 + 130; }
+static __attribute__((noinline)) __u32 stash_f130(__u32 x) { return (x ^ 147) * 263 + 131; }
+static __attribute__((noinline)) __u32 stash_f131(__u32 x) { return (x ^ 148) * 265 + 132; }
+static __attribute__((noinline)) __u32 stash_f132(__u32 x) { return (x ^ 149) * 267 + 133; }
+static __attribute__((noinline)) __u32 stash_f133(__u32 x) { return (x ^ 150) * 269 + 134; }
+static __attribute__((noinline)) __u32 stash_f134(__u32 x) { return (x ^ 151) * 271 + 135; }
+static __attribute__((noinline)) __u32 stash_f135(__u32 x) { return (x ^ 152) * 273 + 136; }
+static __attribute__((noinline)) __u32 stash_f136(__u32 x) { return (x ^ 153) * 275 + 137; }
+static __attribute__((noinline)) __u32 stash_f137(__u32 x) { return (x ^ 154) * 277 + 138; }
+static __attribute__((noinline)) __u32 stash_f138(__u32 x) { return (x ^ 155) * 279 + 139; }
+static __attribute__((noinline)) __u32 stash_f139(__u32 x) { return (x ^ 156) * 281 + 140; }
+static __attribute__((noinline)) __u32 stash_f140(__u32 x) { return (x ^ 157) * 283 + 141; }
+static __attribute__((noinline)) __u32 stash_f141(__u32 x) { return (x ^ 158) * 285 + 142; }
+static __attribute__((noinline)) __u32 stash_f142(__u32 x) { return (x ^ 159) * 287 + 143; }
+static __attribute__((noinline)) __u32 stash_f143(__u32 x) { return (x ^ 160) * 289 + 144; }
+static __attribute__((noinline)) __u32 stash_f144(__u32 x) { return (x ^ 161) * 291 + 145; }
+static __attribute__((noinline)) __u32 stash_f145(__u32 x) { return (x ^ 162) * 293 + 146; }
+static __attribute__((noinline)) __u32 stash_f146(__u32 x) { return (x ^ 163) * 295 + 147; }
+static __attribute__((noinline)) __u32 stash_f147(__u32 x) { return (x ^ 164) * 297 + 148; }
+static __attribute__((noinline)) __u32 stash_f148(__u32 x) { return (x ^ 165) * 299 + 149; }
+static __attribute__((noinline)) __u32 stash_f149(__u32 x) { return (x ^ 166) * 301 + 150; }
+static __attribute__((noinline)) __u32 stash_f150(__u32 x) { return (x ^ 167) * 303 + 151; }
+static __attribute__((noinline)) __u32 stash_f151(__u32 x) { return (x ^ 168) * 305 + 152; }
+static __attribute__((noinline)) __u32 stash_f152(__u32 x) { return (x ^ 169) * 307 + 153; }
+static __attribute__((noinline)) __u32 stash_f153(__u32 x) { return (x ^ 170) * 309 + 154; }
+static __attribute__((noinline)) __u32 stash_f154(__u32 x) { return (x ^ 171) * 311 + 155; }
+static __attribute__((noinline)) __u32 stash_f155(__u32 x) { return (x ^ 172) * 313 + 156; }
+static __attribute__((noinline)) __u32 stash_f156(__u32 x) { return (x ^ 173) * 315 + 157; }
+static __attribute__((noinline)) __u32 stash_f157(__u32 x) { return (x ^ 174) * 317 + 158; }
+static __attribute__((noinline)) __u32 stash_f158(__u32 x) { return (x ^ 175) * 319 + 159; }
+static __attribute__((noinline)) __u32 stash_f159(__u32 x) { return (x ^ 176) * 321 + 160; }
+static __attribute__((noinline)) __u32 stash_f160(__u32 x) { return (x ^ 177) * 323 + 161; }
+static __attribute__((noinline)) __u32 stash_f161(__u32 x) { return (x ^ 178) * 325 + 162; }
+static __attribute__((noinline)) __u32 stash_f162(__u32 x) { return (x ^ 179) * 327 + 163; }
+static __attribute__((noinline)) __u32 stash_f163(__u32 x) { return (x ^ 180) * 329 + 164; }
+static __attribute__((noinline)) __u32 stash_f164(__u32 x) { return (x ^ 181) * 331 + 165; }
+static __attribute__((noinline)) __u32 stash_f165(__u32 x) { return (x ^ 182) * 333 + 166; }
+static __attribute__((noinline)) __u32 stash_f166(__u32 x) { return (x ^ 183) * 335 + 167; }
+static __attribute__((noinline)) __u32 stash_f167(__u32 x) { return (x ^ 184) * 337 + 168; }
+static __attribute__((noinline)) __u32 stash_f168(__u32 x) { return (x ^ 185) * 339 + 169; }
+static __attribute__((noinline)) __u32 stash_f169(__u32 x) { return (x ^ 186) * 341 + 170; }
+static __attribute__((noinline)) __u32 stash_f170(__u32 x) { return (x ^ 187) * 343 + 171; }
+static __attribute__((noinline)) __u32 stash_f171(__u32 x) { return (x ^ 188) * 345 + 172; }
+static __attribute__((noinline)) __u32 stash_f172(__u32 x) { return (x ^ 189) * 347 + 173; }
+static __attribute__((noinline)) __u32 stash_f173(__u32 x) { return (x ^ 190) * 349 + 174; }
+static __attribute__((noinline)) __u32 stash_f174(__u32 x) { return (x ^ 191) * 351 + 175; }
+static __attribute__((noinline)) __u32 stash_f175(__u32 x) { return (x ^ 192) * 353 + 176; }
+static __attribute__((noinline)) __u32 stash_f176(__u32 x) { return (x ^ 193) * 355 + 177; }
+static __attribute__((noinline)) __u32 stash_f177(__u32 x) { return (x ^ 194) * 357 + 178; }
+static __attribute__((noinline)) __u32 stash_f178(__u32 x) { return (x ^ 195) * 359 + 179; }
+static __attribute__((noinline)) __u32 stash_f179(__u32 x) { return (x ^ 196) * 361 + 180; }
+static __attribute__((noinline)) __u32 stash_f180(__u32 x) { return (x ^ 197) * 363 + 181; }
+static __attribute__((noinline)) __u32 stash_f181(__u32 x) { return (x ^ 198) * 365 + 182; }
+static __attribute__((noinline)) __u32 stash_f182(__u32 x) { return (x ^ 199) * 367 + 183; }
+static __attribute__((noinline)) __u32 stash_f183(__u32 x) { return (x ^ 200) * 369 + 184; }
+static __attribute__((noinline)) __u32 stash_f184(__u32 x) { return (x ^ 201) * 371 + 185; }
+static __attribute__((noinline)) __u32 stash_f185(__u32 x) { return (x ^ 202) * 373 + 186; }
+static __attribute__((noinline)) __u32 stash_f186(__u32 x) { return (x ^ 203) * 375 + 187; }
+static __attribute__((noinline)) __u32 stash_f187(__u32 x) { return (x ^ 204) * 377 + 188; }
+static __attribute__((noinline)) __u32 stash_f188(__u32 x) { return (x ^ 205) * 379 + 189; }
+static __attribute__((noinline)) __u32 stash_f189(__u32 x) { return (x ^ 206) * 381 + 190; }
+static __attribute__((noinline)) __u32 stash_f190(__u32 x) { return (x ^ 207) * 383 + 191; }
+static __attribute__((noinline)) __u32 stash_f191(__u32 x) { return (x ^ 208) * 385 + 192; }
+static __attribute__((noinline)) __u32 stash_f192(__u32 x) { return (x ^ 209) * 387 + 193; }
+static __attribute__((noinline)) __u32 stash_f193(__u32 x) { return (x ^ 210) * 389 + 194; }
+static __attribute__((noinline)) __u32 stash_f194(__u32 x) { return (x ^ 211) * 391 + 195; }
+static __attribute__((noinline)) __u32 stash_f195(__u32 x) { return (x ^ 212) * 393 + 196; }
+static __attribute__((noinline)) __u32 stash_f196(__u32 x) { return (x ^ 213) * 395 + 197; }
+static __attribute__((noinline)) __u32 stash_f197(__u32 x) { return (x ^ 214) * 397 + 198; }
+static __attribute__((noinline)) __u32 stash_f198(__u32 x) { return (x ^ 215) * 399 + 199; }
+static __attribute__((noinline)) __u32 stash_f199(__u32 x) { return (x ^ 216) * 401 + 200; }
+static __attribute__((noinline)) __u32 stash_f200(__u32 x) { return (x ^ 217) * 403 + 201; }
+static __attribute__((noinline)) __u32 stash_f201(__u32 x) { return (x ^ 218) * 405 + 202; }
+static __attribute__((noinline)) __u32 stash_f202(__u32 x) { return (x ^ 219) * 407 + 203; }
+static __attribute__((noinline)) __u32 stash_f203(__u32 x) { return (x ^ 220) * 409 + 204; }
+static __attribute__((noinline)) __u32 stash_f204(__u32 x) { return (x ^ 221) * 411 + 205; }
+static __attribute__((noinline)) __u32 stash_f205(__u32 x) { return (x ^ 222) * 413 + 206; }
+static __attribute__((noinline)) __u32 stash_f206(__u32 x) { return (x ^ 223) * 415 + 207; }
+static __attribute__((noinline)) __u32 stash_f207(__u32 x) { return (x ^ 224) * 417 + 208; }
+static __attribute__((noinline)) __u32 stash_f208(__u32 x) { return (x ^ 225) * 419 + 209; }
+static __attribute__((noinline)) __u32 stash_f209(__u32 x) { return (x ^ 226) * 421 + 210; }
+static __attribute__((noinline)) __u32 stash_f210(__u32 x) { return (x ^ 227) * 423 + 211; }
+static __attribute__((noinline)) __u32 stash_f211(__u32 x) { return (x ^ 228) * 425 + 212; }
+static __attribute__((noinline)) __u32 stash_f212(__u32 x) { return (x ^ 229) * 427 + 213; }
+static __attribute__((noinline)) __u32 stash_f213(__u32 x) { return (x ^ 230) * 429 + 214; }
+static __attribute__((noinline)) __u32 stash_f214(__u32 x) { return (x ^ 231) * 431 + 215; }
+static __attribute__((noinline)) __u32 stash_f215(__u32 x) { return (x ^ 232) * 433 + 216; }
+static __attribute__((noinline)) __u32 stash_f216(__u32 x) { return (x ^ 233) * 435 + 217; }
+static __attribute__((noinline)) __u32 stash_f217(__u32 x) { return (x ^ 234) * 437 + 218; }
+static __attribute__((noinline)) __u32 stash_f218(__u32 x) { return (x ^ 235) * 439 + 219; }
+static __attribute__((noinline)) __u32 stash_f219(__u32 x) { return (x ^ 236) * 441 + 220; }
+static __attribute__((noinline)) __u32 stash_f220(__u32 x) { return (x ^ 237) * 443 + 221; }
+static __attribute__((noinline)) __u32 stash_f221(__u32 x) { return (x ^ 238) * 445 + 222; }
+static __attribute__((noinline)) __u32 stash_f222(__u32 x) { return (x ^ 239) * 447 + 223; }
+static __attribute__((noinline)) __u32 stash_f223(__u32 x) { return (x ^ 240) * 449 + 224; }
+static __attribute__((noinline)) __u32 stash_f224(__u32 x) { return (x ^ 241) * 451 + 225; }
+static __attribute__((noinline)) __u32 stash_f225(__u32 x) { return (x ^ 242) * 453 + 226; }
+static __attribute__((noinline)) __u32 stash_f226(__u32 x) { return (x ^ 243) * 455 + 227; }
+static __attribute__((noinline)) __u32 stash_f227(__u32 x) { return (x ^ 244) * 457 + 228; }
+static __attribute__((noinline)) __u32 stash_f228(__u32 x) { return (x ^ 245) * 459 + 229; }
+static __attribute__((noinline)) __u32 stash_f229(__u32 x) { return (x ^ 246) * 461 + 230; }
+static __attribute__((noinline)) __u32 stash_f230(__u32 x) { return (x ^ 247) * 463 + 231; }
+static __attribute__((noinline)) __u32 stash_f231(__u32 x) { return (x ^ 248) * 465 + 232; }
+static __attribute__((noinline)) __u32 stash_f232(__u32 x) { return (x ^ 249) * 467 + 233; }
+static __attribute__((noinline)) __u32 stash_f233(__u32 x) { return (x ^ 250) * 469 + 234; }
+static __attribute__((noinline)) __u32 stash_f234(__u32 x) { return (x ^ 251) * 471 + 235; }
+static __attribute__((noinline)) __u32 stash_f235(__u32 x) { return (x ^ 252) * 473 + 236; }
+static __attribute__((noinline)) __u32 stash_f236(__u32 x) { return (x ^ 253) * 475 + 237; }
+static __attribute__((noinline)) __u32 stash_f237(__u32 x) { return (x ^ 254) * 477 + 238; }
+static __attribute__((noinline)) __u32 stash_f238(__u32 x) { return (x ^ 255) * 479 + 239; }
+static __attribute__((noinline)) __u32 stash_f239(__u32 x) { return (x ^ 256) * 481 + 240; }
+static __attribute__((noinline)) __u32 stash_f240(__u32 x) { return (x ^ 257) * 483 + 241; }
+static __attribute__((noinline)) __u32 stash_f241(__u32 x) { return (x ^ 258) * 485 + 242; }
+static __attribute__((noinline)) __u32 stash_f242(__u32 x) { return (x ^ 259) * 487 + 243; }
+static __attribute__((noinline)) __u32 stash_f243(__u32 x) { return (x ^ 260) * 489 + 244; }
+static __attribute__((noinline)) __u32 stash_f244(__u32 x) { return (x ^ 261) * 491 + 245; }
+static __attribute__((noinline)) __u32 stash_f245(__u32 x) { return (x ^ 262) * 493 + 246; }
+static __attribute__((noinline)) __u32 stash_f246(__u32 x) { return (x ^ 263) * 495 + 247; }
+static __attribute__((noinline)) __u32 stash_f247(__u32 x) { return (x ^ 264) * 497 + 248; }
+static __attribute__((noinline)) __u32 stash_f248(__u32 x) { return (x ^ 265) * 499 + 249; }
+static __attribute__((noinline)) __u32 stash_f249(__u32 x) { return (x ^ 266) * 501 + 250; }
+static __attribute__((noinline)) __u32 stash_f250(__u32 x) { return (x ^ 267) * 503 + 251; }
+static __attribute__((noinline)) __u32 stash_f251(__u32 x) { return (x ^ 268) * 505 + 252; }
+static __attribute__((noinline)) __u32 stash_f252(__u32 x) { return (x ^ 269) * 507 + 253; }
+static __attribute__((noinline)) __u32 stash_f253(__u32 x) { return (x ^ 270) * 509 + 254; }
+static __attribute__((noinline)) __u32 stash_f254(__u32 x) { return (x ^ 271) * 511 + 255; }
 
 SEC("xdp")
 int stash_many(struct xdp_md *ctx)

@@ -1,0 +1,64 @@
+#!/bin/bash
+# make bench: every benchmark, side by side in one run, and one report.
+#
+#   build/bench/report.md        the report (regenerate: make bench)
+#   build/bench/results/*.csv    raw data
+#   build/bench/load.png         added load latency against JIT size
+#
+# Guest figures come from the bench kernel (no debug options) under QEMU;
+# on these machines that is TCG, which slows everything 10-20x and not
+# uniformly: compare the ratios, not the microseconds, with native numbers.
+# The pristine-kernel comparison boots an unpatched 6.12 built from the same
+# Debian source with the same config (scripts/build-kernel.sh base).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/build/bench
+res=$out/results
+mkdir -p "$res"
+say() { printf '\n== %s\n' "$*"; }
+start=$(date +%s)
+
+say "building: bench kernel, pristine kernel, benchmarks"
+"$top/scripts/build-kernel.sh" bench || exit 1
+"$top/scripts/build-kernel.sh" base || exit 1
+make -s -C "$top/bench" || exit 1
+
+say "guest benchmarks on the bench kernel (load path, capture, memory, scale)"
+"$top/scripts/vm-run" -k bench -m 4096 -t 5400 --no-kmemleak -o "$out/guest" -- \
+	"$top/bench/guest.sh" | grep --line-buffered '^bench:'
+cp "$out"/guest/*.csv "$out"/guest/scale.txt "$res/" 2>/dev/null
+
+say "zero cost when unused: pristine 6.12 vs patched, stash not mounted (alternating boots)"
+echo "kernel,round,program,side,loads,p50_us,p99_us" > "$res/zerocost.csv"
+for round in 1 2 3; do
+	for k in base bench; do
+		"$top/scripts/vm-run" -k "$k" -q --no-kmemleak -o "$out/zc-$k" -t 900 -- sh -c \
+			"$top/build/bench/loadbench -r 1 -n 1000 --only unmounted --csv -l synthetic-3; $top/build/bench/loadbench -r 1 -n 60 --only unmounted --csv -l subprogs -o $top/build/tests/progs/subprogs.bpf.o" \
+			> /dev/null 2>&1
+		grep -E '^(synthetic-3|subprogs),' "$out/zc-$k/console.log" | tr -d '\r' |
+			sed "s/^/$k,$round,/" >> "$res/zerocost.csv"
+	done
+	echo "round $round done"
+done
+
+say "host benchmarks: hash choice, resolve throughput"
+"$top/build/bench/hashbench" > "$res/hash.txt" 2>&1
+[ -x "$top/build/bench/resolve_bench" ] &&
+	"$top/build/bench/resolve_bench" > "$res/resolve.txt" 2>&1
+
+if [ -x "$top/bench/gc_scale.sh" ]; then
+	say "bpfstash-gc at 1 000, 10 000 and 100 000 entries"
+	: > "$res/gc.txt"
+	for n in 1000 10000 100000; do
+		"$top/bench/gc_scale.sh" "$n" >> "$res/gc.txt" 2>&1
+	done
+fi
+if [ -x "$top/bench/perf_bench.sh" ]; then
+	say "perf: report time, perf.data size, record CPU"
+	"$top/bench/perf_bench.sh" > "$res/perf.txt" 2>&1
+fi
+
+say "report"
+"$top/scripts/bench-report.sh" "$res" > "$out/report.md"
+echo "$out/report.md written ($(($(date +%s) - start)) s)"
