@@ -25,6 +25,13 @@ for obj in subprogs large many; do
 	echo "bench: load $obj done"
 done
 
+# The cost of MMAP3 for one listener, against the KSYMBOL+BPF_EVENT
+# emission perf already asks for (stash mounted on both sides).
+echo "program,loads_per_side,p50_ksym_bpf_event_us,p99_ksym_bpf_event_us,p50_plus_mmap3_us,p99_plus_mmap3_us,added_p50_us,added_p50_pct,added_p99_us,added_p99_pct,hook_us" > "$out/listener.csv"
+"$b/loadbench" -r "$rounds" -n 100 --listeners --csv -l synthetic-3 >> "$out/listener.csv"
+"$b/loadbench" -r "$rounds" -n 30 --listeners --csv -l subprogs -o "$p/subprogs.bpf.o" >> "$out/listener.csv"
+echo "bench: listener done"
+
 # JIT sizes of the same programs, for the plot's x axis.
 echo "program,jited_bytes" > "$out/sizes.csv"
 mount -t bpfstash none /sys/fs/bpfstash

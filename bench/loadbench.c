@@ -20,7 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/vfs.h>
+#include <linux/perf_event.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -174,6 +177,52 @@ static void read_hook_stats(void)
 	hook_loads += considered;
 }
 
+static bool stash_mounted(void)
+{
+	struct statfs sfs;
+
+	return !statfs(ROOT, &sfs) && sfs.f_type == 0x62707374;
+}
+
+/* Per-CPU side-band listeners, drained by nobody: emission cost only. */
+static int listen_fds[64], nr_listen;
+static void *listen_maps[64];
+
+static int listen_open(int mmap3)
+{
+	int cpu, n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	for (cpu = 0; cpu < n && cpu < 64; cpu++) {
+		struct perf_event_attr a = {
+			.size = sizeof(a), .type = PERF_TYPE_SOFTWARE,
+			.config = PERF_COUNT_SW_DUMMY, .sample_id_all = 1,
+			.ksymbol = 1, .bpf_event = 1, .mmap3 = mmap3,
+			.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+		};
+		int fd = syscall(__NR_perf_event_open, &a, -1, cpu, -1, 0);
+
+		if (fd < 0)
+			return -1;
+		/* A ring buffer, as perf has: records are written, not dropped. */
+		listen_maps[nr_listen] = mmap(NULL, 65 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+					      fd, 0);
+		if (listen_maps[nr_listen] == MAP_FAILED)
+			return -1;
+		listen_fds[nr_listen++] = fd;
+	}
+	return 0;
+}
+
+static void listen_close(void)
+{
+	/* The mapping holds the event too: unmap, then close. */
+	while (nr_listen) {
+		nr_listen--;
+		munmap(listen_maps[nr_listen], 65 * 4096);
+		close(listen_fds[nr_listen]);
+	}
+}
+
 static void unmount_stash(void)
 {
 	read_hook_stats();
@@ -192,11 +241,12 @@ int main(int argc, char **argv)
 		{ "label", required_argument, NULL, 'l' },
 		{ "only", required_argument, NULL, 'O' },
 		{ "unique", no_argument, NULL, 'u' },
+		{ "listeners", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct loadable l = {};
-	int rounds = 10, loads = 50, csv = 0, c, r, i, side, only = -1;
+	int rounds = 10, loads = 50, csv = 0, c, r, i, side, only = -1, listeners = 0;
 	const char *label = NULL;
 	double *lat[2];
 	int nlat[2] = {};
@@ -211,9 +261,12 @@ int main(int argc, char **argv)
 		case 'l': label = optarg; break;
 		case 'O': only = !strcmp(optarg, "mounted"); break;
 		case 'u': l.unique = 1; break;
+		case 'L': listeners = 1; break;
 		case 'h':
 			printf("usage: loadbench [-r ROUNDS] [-n LOADS] [-o OBJ | -i INSNS] [--csv] [-l LABEL]\n"
-			       "                 [--only mounted|unmounted]\n");
+			       "                 [--only mounted|unmounted] [--unique] [--listeners]\n"
+			       "  --listeners: stash mounted on both sides; compare a KSYMBOL+BPF_EVENT\n"
+			       "               listener (side 0) with one that also wants MMAP3 (side 1)\n");
 			return 0;
 		default:
 			return 64;
@@ -241,8 +294,21 @@ int main(int argc, char **argv)
 			if (only >= 0 && mounted != only)
 				continue;
 
-			unmount_stash();
-			if (mounted && mount("none", ROOT, "bpfstash", 0, "max_entries=1000000,size=4G")) {
+			if (listeners) {
+				/*
+				 * --listeners: the stash stays mounted; side 0 has a
+				 * KSYMBOL+BPF_EVENT listener (what perf opens today), side 1
+				 * an MMAP3 listener as well.
+				 */
+				if (listen_open(mounted)) {
+					perror("loadbench: perf_event_open");
+					return 1;
+				}
+			} else {
+				unmount_stash();
+			}
+			if ((mounted || listeners) && !stash_mounted() &&
+			    mount("none", ROOT, "bpfstash", 0, "max_entries=1000000,size=4G")) {
 				perror("loadbench: mount");
 				return 1;
 			}
@@ -258,6 +324,8 @@ int main(int argc, char **argv)
 				t1 = now_us();
 				lat[mounted][nlat[mounted]++] = t1 - t0;
 			}
+			if (listeners)
+				listen_close();
 		}
 	}
 	unmount_stash();

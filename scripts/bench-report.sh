@@ -60,6 +60,18 @@ awk -F, 'NR > 1 { v[$1 "," $3] = v[$1 "," $3] " " $6 }
 
 cat <<EOF
 
+### MMAP3's own cost, with one listener
+
+Stash mounted on both sides; side A has a listener for KSYMBOL and
+BPF_EVENT (what \`perf record\` opens today), side B the same plus MMAP3.
+
+| program | p50 KSYMBOL+BPF_EVENT (us) | p50 + MMAP3 (us) | added p50 | added p99 |
+|---|---|---|---|---|
+EOF
+awk -F, 'NR > 1 { printf "| %s | %.0f | %.0f | %+.1f us (%+.1f%%) | %+.1f us (%+.1f%%) |\n", $1, $3, $5, $7, $8, $9, $10 }' "$res/listener.csv" 2>/dev/null
+
+cat <<EOF
+
 ## 2. Capture of short-lived programs: bpfstash vs perf's side-band fetch
 
 Both consumers watch the same loads in one run. The side-band consumer

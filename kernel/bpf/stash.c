@@ -775,11 +775,26 @@ unlock:
 }
 ALLOW_ERROR_INJECTION(bpfstash_store_insert, ERRNO);
 
+/* The entry @prog already has, with a reference, or NULL. */
+static struct bpfstash_entry *bpfstash_prog_entry(struct bpf_prog *prog)
+{
+	struct bpfstash_entry *e;
+
+	/* Entries are freed after a grace period; unmount may detach this one. */
+	rcu_read_lock();
+	e = READ_ONCE(prog->aux->stash);
+	if (e && !refcount_inc_not_zero(&e->ref))
+		e = NULL;
+	rcu_read_unlock();
+	return e;
+}
+
 /*
  * Store @prog.  Returns the PERF_RECORD_MMAP3 flags that describe the
- * outcome, with *@e set to the entry (with a reference) when stored; or
- * -ENOENT when the program is not one the stash may show, or is already
- * stored, in which case no record is due.
+ * outcome, with *@e set to the entry (with a reference) when it has one:
+ * a program the mount-time walk stored first still gets its records.
+ * Returns -ENOENT when the program is not one the stash may show, or the
+ * stash went away, in which case no record is due.
  */
 static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 			       struct bpfstash_entry **out)
@@ -791,8 +806,14 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 	*out = NULL;
 	if (!bpfstash_prog_eligible(prog))
 		return -ENOENT;
-	if (READ_ONCE(prog->aux->stash))
+	*out = bpfstash_prog_entry(prog);
+	if (*out) {
+		if (!preexisting)
+			return PERF_RECORD_MMAP3_STASHED;
+		bpfstash_entry_put(*out);
+		*out = NULL;
 		return -ENOENT;
+	}
 
 	atomic64_inc(&store.considered);
 	/*
@@ -829,7 +850,8 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 	case -EEXIST:
 		/* Stored meanwhile by the mount-time walk: not a new program. */
 		atomic64_dec(&store.considered);
-		return -ENOENT;
+		*out = preexisting ? NULL : bpfstash_prog_entry(prog);
+		return *out ? PERF_RECORD_MMAP3_STASHED : -ENOENT;
 	case -ENODEV:
 		/* Unmounted meanwhile. */
 		atomic64_dec(&store.considered);
