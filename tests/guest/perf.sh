@@ -1,0 +1,228 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# In-guest suite "perf": perf with the bpfstash series (build/perf/perf)
+# against the unpatched 6.12 perf (build/perf-base/perf), on BPF programs
+# that live for a fraction of a second (issue 7, "It must show" 1, 2, 4,
+# and the first half of 3).
+#
+#   resolution       bpf_churn loads tests/progs/churn.bpf.c (five functions,
+#                    BTF, line info), runs it hot with BPF_PROG_TEST_RUN,
+#                    closes it, 200 times, under perf record -a -e
+#                    cpu-clock; of the samples whose address lies in those
+#                    programs, >= 99% resolve to the right function and
+#                    source line, judged by perf_truth against each
+#                    program's line table in the stash; the same workload
+#                    under the unpatched perf, side by side;
+#   buildid_cache    every entry a sample hit is in ~/.debug, as an ELF file
+#                    whose build-id is the entry's hash;
+#   annotate         perf annotate on one of those unloaded programs shows
+#                    its disassembly with its C source lines;
+#   malformed        corrupted MMAP3 records are reported and skipped,
+#                    everything else still resolves;
+#   missing          MMAP3 hashes found in no store are reported, their
+#                    samples keep their function names, the rest resolves;
+#   refused          programs the stash refuses (full) fall back to KSYMBOL;
+#   unmounted        without a stash perf asks for no MMAP3 and works as
+#                    before;
+#   move_prepare     perf archive and a bpfstash-gc --archive directory, for
+#                    the suite perf_move, which resolves them in a second
+#                    boot with no stash (SUITES.bench).
+#
+# Environment: PERF_PROGRAMS (200) and PERF_MS (50, per program).
+# bash, not sh: the address arithmetic of the checks is 64-bit.
+set -u
+top=${BPFSTASH_TOP:?}
+perf=$top/build/perf/perf
+base=$top/build/perf-base/perf
+churn=$top/build/tests/perf/bpf_churn
+truth=$top/build/tests/perf/perf_truth
+mangle=$top/build/tests/perf/perfdata_mangle
+bpfstash=$top/build/bpfstash/bpfstash
+gc=$top/build/bpfstash-gc/bpfstash-gc
+src=$top/tests/progs/churn.bpf.c
+S=/sys/fs/bpfstash
+N=${PERF_PROGRAMS:-200}
+MS=${PERF_MS:-50}
+move=${BPFSTASH_RESULTS:-/tmp}/perf-move
+rc=0
+
+pass() { echo "PASS perf.$1"; }
+fail() { echo "FAIL perf.$1: $2"; rc=1; }
+skip() { echo "SKIP perf.$1: $2"; }
+note() { echo "  perf.$1: $2"; }
+die() { fail "$1" "$2"; exit 1; }
+
+work=$(mktemp -d /tmp/perf.XXXXXX) || die setup "mktemp"
+trap 'cd /; rm -rf $work' EXIT
+cd "$work" || die setup "cd $work"
+for t in "$perf" "$base" "$churn" "$truth" "$mangle" "$bpfstash"; do
+	[ -x "$t" ] || die setup "$t is not built (make perf perf-base tools tests)"
+done
+grep -q " $S bpfstash " /proc/mounts || mount -t bpfstash none $S || die setup "mount -t bpfstash"
+
+# "samples N function F PF% function+line L PL%" -> the field asked for.
+field() { awk -v f="$2" -v w="$3" '$1 == w { print $f }' "$1" | tr -d '%'; }
+# $1 >= $2, as decimals
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
+
+# perf record -a of the workload, and perf script of it: $1 perf, $2 name.
+record() {
+	"$1" record -a -e cpu-clock -k boottime -o "$2.data" -- \
+		"$churn" -n "$3" -m "$MS" -l "$2.log" > "$2.record" 2>&1 &&
+	"$1" script -F time,ip,sym,srcline --ns -i "$2.data" > "$2.script" 2> "$2.err"
+}
+
+# 1. The race closed, side by side.
+if ! record "$perf" patched "$N"; then
+	die resolution "patched perf record/script failed: $(tail -n 3 patched.record patched.err | tr '\n' ' ')"
+fi
+"$truth" patched.log patched.script > patched.truth 2> patched.misses
+if ! record "$base" base "$N"; then
+	fail resolution "unpatched perf record/script failed: $(tail -n 3 base.record base.err | tr '\n' ' ')"
+fi
+"$truth" base.log base.script > base.truth 2> base.misses
+n=$(field patched.truth 2 samples)
+pl=$(field patched.truth 7 samples)
+note resolution "$N programs of $MS ms each; samples in them resolved to function and source line:"
+note resolution "  patched perf + bpfstash: $(field patched.truth 6 samples) of $n ($pl%), function alone $(field patched.truth 5 samples)%"
+note resolution "  unpatched 6.12 perf:     $(field base.truth 6 samples) of $(field base.truth 2 samples) ($(field base.truth 7 samples)%), function alone $(field base.truth 5 samples)%"
+if [ "${n:-0}" -lt 100 ]; then
+	fail resolution "only ${n:-0} samples in the programs: too few to judge"
+elif ! ge "$pl" 99; then
+	fail resolution "$pl% < 99%: $(head -n 3 patched.misses | tr '\n' ' ')"
+else
+	pass resolution
+fi
+
+# The entries the samples hit, by the DSOs perf script names.
+"$perf" script -F dso -i patched.data 2> /dev/null | sed -n 's|.*(/sys/fs/bpfstash/\([0-9a-f]\{40\}\)).*|\1|p' |
+	sort | uniq -c | sort -rn > hit
+nhit=$(wc -l < hit)
+
+# perf record put every entry that was hit into the build-id cache.
+bad=""
+while read -r _ h; do
+	f=$HOME/.debug/.build-id/${h:0:2}/${h:2}/elf
+	readelf -n "$f" 2> /dev/null | grep -q "Build ID: $h" || bad="$bad $h"
+done < hit
+if [ "$nhit" -eq 0 ]; then
+	fail buildid_cache "no sample in a bpfstash entry"
+elif [ -n "$bad" ]; then
+	fail buildid_cache "not in ~/.debug as an ELF with its hash:$bad"
+else
+	note buildid_cache "$nhit entries hit, each in ~/.debug/.build-id as an ELF file with its hash"
+	pass buildid_cache
+fi
+
+# 2. Annotate an unloaded program: the one with the most samples.
+hash=$(head -n 1 hit | awk '{ print $2 }')
+if [ -z "$hash" ]; then
+	fail annotate "no entry was hit"
+elif [ "$("$bpfstash" -j show "$hash" | jq -r .loaded)" != false ]; then
+	fail annotate "$hash is still loaded"
+else
+	"$perf" annotate --stdio -i patched.data -d "$S/$hash" > annotate.txt 2> annotate.err
+	insns=$(grep -cE '^ +[0-9.]+ : +ffffffff[0-9a-f]+: +[a-z]' annotate.txt)
+	# Source lines: the annotation's lines that are lines of churn.bpf.c.
+	sed -n 's/^ *: [0-9]* *//p' annotate.txt | sed 's/^[[:space:]]*//' | sort -u > annotate.src
+	srcs=$(grep -cxFf <(sed 's/^[[:space:]]*//' "$src" | grep -v '^$') annotate.src)
+	funcs=$(grep -c "^ Percent.*Source code & Disassembly" annotate.txt)
+	if [ "$insns" -ge 10 ] && [ "$srcs" -ge 3 ]; then
+		note annotate "$hash (unloaded): $funcs functions, $insns instructions, $srcs distinct source lines of churn.bpf.c"
+		pass annotate
+	else
+		fail annotate "$insns instructions, $srcs source lines: $(head -c 300 annotate.err)"
+	fi
+fi
+
+# 4. Robustness: malformed records, and hashes no store has.
+"$mangle" corrupt patched.data bad.data 10 > bad.hashes 2> bad.mangle
+changed=$(sed -n 's/.*: \([0-9]*\) records.*/\1/p' bad.mangle)
+"$perf" script -F time,ip,sym,srcline --ns -i bad.data > bad.script 2> bad.err
+st=$?
+"$perf" report --stdio --sort sym -i bad.data > bad.report 2>&1
+rst=$?
+dumped=$("$perf" script -D -i bad.data 2> /dev/null | grep -c "PERF_RECORD_MMAP3 malformed")
+reasons=$("$perf" script -D -i bad.data 2> /dev/null | sed -n 's/.*PERF_RECORD_MMAP3 malformed (\(.*\)): skipped/\1/p' | sort -u | wc -l)
+"$truth" --split bad.hashes patched.log bad.script > bad.truth 2> /dev/null
+if [ $st -ne 0 ] || [ $rst -ne 0 ]; then
+	fail malformed "perf script exit $st, perf report exit $rst: $(head -c 300 bad.err)"
+elif [ "${changed:-0}" -eq 0 ] || [ "$dumped" -ne "$changed" ] || [ "$reasons" -ne 4 ]; then
+	fail malformed "$changed records corrupted, $dumped reported by -D, $reasons kinds of 4"
+elif ! grep -q "malformed PERF_RECORD_MMAP3 records were skipped" bad.err; then
+	fail malformed "no warning: $(head -c 300 bad.err)"
+elif ! ge "$(field bad.truth 7 samples)" 99 || ! ge "$(field bad.truth 5 split)" 99; then
+	fail malformed "the rest: $(cat bad.truth | tr '\n' ' ')"
+else
+	note malformed "$changed records of $(wc -l < bad.hashes) programs corrupted, 4 ways: all reported and skipped;"
+	note malformed "  the other programs $(field bad.truth 7 samples)% function+line, the damaged ones $(field bad.truth 5 split)% function (KSYMBOL)"
+	pass malformed
+fi
+
+"$mangle" unhash patched.data missing.data 10 > missing.hashes 2> missing.mangle
+"$perf" script -F time,ip,sym,srcline --ns -i missing.data > missing.script 2> missing.err
+st=$?
+"$truth" --split missing.hashes patched.log missing.script > missing.truth 2> /dev/null
+# The hashes reported are the flipped ones of the programs damaged.
+flipped=$(tr '0-9a-f' 'fedcba9876543210' < missing.hashes)
+reported=$(sed -n 's/^bpfstash entry \([0-9a-f]\{40\}\) .*found in no build-id cache, stash or debuginfod server.*/\1/p' missing.err)
+stray=$(for h in $reported; do echo "$flipped" | grep -qx "$h" || echo "$h"; done)
+if [ $st -ne 0 ]; then
+	fail missing "perf script exit $st: $(head -c 300 missing.err)"
+elif [ -z "$reported" ] || [ -n "$stray" ] ||
+     ! grep -q "BPF programs named by PERF_RECORD_MMAP3 were found in no store" missing.err; then
+	fail missing "reported: '$reported', not damaged: '$stray'"
+elif ! ge "$(field missing.truth 7 samples)" 99 || ! ge "$(field missing.truth 5 split)" 99 ||
+     [ "$(field missing.truth 6 split)" != 0 ]; then
+	fail missing "$(cat missing.truth | tr '\n' ' ')"
+else
+	note missing "$(echo "$reported" | wc -w) unknown hashes reported; their samples $(field missing.truth 5 split)% function, no line; the rest $(field missing.truth 7 samples)%"
+	pass missing
+fi
+
+# 3, first half: what another machine gets.  perf archive packs the
+# build-id cache entries perf.data needs; bpfstash-gc archives the stash's
+# entries for debuginfod.  perf_move (second boot, no stash) reads them.
+rm -rf "$move"
+mkdir -p "$move/archive" || die move_prepare "mkdir $move"
+awk '/^ *[0-9]+\.[0-9]+: +[0-9a-f]+ bpf_prog_/ { print; if ((getline l) > 0) print l }' \
+	patched.script > "$move/expected"
+if PERF_EXEC_PATH=$top/build/perf "$perf" archive patched.data > archive.out 2>&1 &&
+   cp patched.data patched.data.tar.bz2 patched.log "$move/" &&
+   "$gc" --max-age 1s --archive "$move/archive" > gc.out 2>&1; then
+	archived=$(find "$move/archive" -name '*.tar.zst' | wc -l)
+	missing_arch=$(while read -r _ h; do [ -f "$move/archive/${h:0:2}/$h.tar.zst" ] || echo "$h"; done < hit)
+	if [ -z "$missing_arch" ] && [ -s "$move/expected" ]; then
+		note move_prepare "perf.data, perf archive ($(du -k patched.data.tar.bz2 | cut -f1) KiB), $archived entries archived by bpfstash-gc"
+		pass move_prepare
+	else
+		fail move_prepare "not archived: $missing_arch"
+	fi
+else
+	fail move_prepare "$(tail -n 3 archive.out gc.out | tr '\n' ' ')"
+fi
+# Programs the stash refuses: MMAP3 says so, KSYMBOL names them.
+umount $S && mount -t bpfstash -o max_entries=1 none $S || die refused "remount with max_entries=1"
+"$churn" -n 1 -m 1 -l /dev/null > /dev/null 2>&1	# the one entry allowed
+"$perf" record -a -e cpu-clock -o refused.data -- "$churn" -n 3 -m "$MS" -l /dev/null > refused.record 2>&1
+refused=$("$perf" script --show-mmap-events -i refused.data 2> /dev/null | grep -c "PERF_RECORD_MMAP3.*refused:full")
+named=$("$perf" script -F sym -i refused.data 2> /dev/null | grep -c "_churn")
+if [ "$refused" -ge 3 ] && [ "$named" -gt 0 ]; then
+	note refused "$refused functions refused (store full), $named samples named from KSYMBOL"
+	pass refused
+else
+	fail refused "$refused refused records, $named samples named: $(tail -n 2 refused.record)"
+fi
+umount $S
+
+# Without a stash: no MMAP3 asked for, nor recorded; KSYMBOL still names.
+"$perf" record -a -e cpu-clock -o plain.data -- sleep 1 > plain.record 2>&1
+st=$?
+attr=$("$perf" evlist -v -i plain.data 2> /dev/null | grep -cE "mmap3[:=] *1")
+recs=$("$perf" report --stats -i plain.data 2> /dev/null | awk '/MMAP3 events:/ { print $3 }')
+if [ $st -eq 0 ] && [ "$attr" -eq 0 ] && [ "${recs:-0}" -eq 0 ]; then
+	pass unmounted
+else
+	fail unmounted "exit $st, $attr events with mmap3, ${recs:-0} MMAP3 records"
+fi
+exit $rc

@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# In-guest suite "perf_move": the other machine of issue 7 ("It must
+# show" 3).  The suite "perf" left, in a first boot, a perf.data of 200
+# short-lived BPF programs, its perf archive (the build-id cache entries it
+# needs), a bpfstash-gc --archive directory of the stash's entries, and what
+# perf script printed for the samples in BPF programs.  Here, in a second
+# boot (the bench kernel in make check) with no stash mounted:
+#
+#   build_id_cache   with the archive unpacked into ~/.debug, perf script
+#                    resolves those samples identically;
+#   debuginfod       with ~/.debug removed, it resolves them identically
+#                    through a debuginfod server on 127.0.0.1 serving the
+#                    bpfstash-gc archive directory (DEBUGINFOD_URLS).
+#
+# PERF_MOVE: the first boot's directory (default: where make check's debug
+# boot leaves it, build/check/guest/perf-move).
+set -u
+top=${BPFSTASH_TOP:?}
+perf=$top/build/perf/perf
+move=${PERF_MOVE:-$top/build/check/guest/perf-move}
+case "$move" in /*) ;; *) move=$top/$move ;; esac
+S=/sys/fs/bpfstash
+rc=0
+
+pass() { echo "PASS perf_move.$1"; }
+fail() { echo "FAIL perf_move.$1: $2"; rc=1; }
+skip() { echo "SKIP perf_move.$1: $2"; }
+note() { echo "  perf_move.$1: $2"; }
+
+if [ ! -s "$move/expected" ] || [ ! -f "$move/patched.data.tar.bz2" ]; then
+	why="no perf.data from a first boot in $move (the suite perf makes it; make check runs both)"
+	skip build_id_cache "$why"
+	skip debuginfod "$why"
+	exit 0
+fi
+[ -x "$perf" ] || { fail setup "$perf is not built (make perf)"; exit 1; }
+
+work=$(mktemp -d /tmp/perf_move.XXXXXX) || exit 1
+dpid=
+trap 'cd /; [ -n "$dpid" ] && kill $dpid 2> /dev/null; rm -rf $work' EXIT
+cd "$work" || exit 1
+
+# Another machine: no stash here.
+grep -q " $S bpfstash " /proc/mounts && umount $S
+if grep -q " $S bpfstash " /proc/mounts; then
+	fail setup "a stash is mounted and cannot be unmounted"
+	exit 1
+fi
+cp "$move/patched.data" "$move/expected" "$move/patched.data.tar.bz2" . || exit 1
+nexp=$(grep -c 'bpf_prog_' expected)
+nline=$(grep -c '^ \+[^ ]*\.c:[0-9]\+$' expected)
+
+# The samples in BPF programs, as perf script prints them here.
+resolve() {
+	"$perf" script -F time,ip,sym,srcline --ns -i patched.data > "$1.script" 2> "$1.err"
+	awk '/^ *[0-9]+\.[0-9]+: +[0-9a-f]+ bpf_prog_/ { print; if ((getline l) > 0) print l }' \
+		"$1.script" > "$1.bpf"
+}
+
+rm -rf "$HOME/.debug"
+mkdir -p "$HOME/.debug"
+tar -xjf patched.data.tar.bz2 -C "$HOME/.debug"
+resolve cache
+if [ "$nexp" -gt 0 ] && cmp -s expected cache.bpf; then
+	note build_id_cache "$nexp samples in BPF programs ($nline with a source line) resolved as on the first machine"
+	pass build_id_cache
+else
+	fail build_id_cache "$(diff expected cache.bpf | head -n 4 | tr '\n' ' ') $(head -c 200 cache.err)"
+fi
+
+# Now without the cache: debuginfod, from bpfstash-gc's archive.
+rm -rf "$HOME/.debug"
+if ! command -v debuginfod > /dev/null || ! command -v debuginfod-find > /dev/null; then
+	skip debuginfod "debuginfod is not installed (apt-get install debuginfod)"
+	exit $rc
+fi
+port=$((20000 + $$ % 20000))
+debuginfod -d "$work/db.sqlite" -p $port -F -Z .tar.zst -t 1 "$move/archive" > debuginfod.log 2>&1 &
+dpid=$!
+export DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$work/client
+# Until it has scanned the archive: one entry the samples hit.
+one=$(find "$move/archive" -name '*.tar.zst' | head -n 1 | xargs -r basename | cut -c1-40)
+for _ in $(seq 120); do
+	[ -n "$one" ] && DEBUGINFOD_CACHE_PATH=$work/probe debuginfod-find debuginfo "$one" > /dev/null 2>&1 && break
+	rm -rf "$work/probe"
+	sleep 0.5
+done
+resolve debuginfod
+served=$(find "$work/client" -name debuginfo 2> /dev/null | wc -l)
+if [ "$nexp" -gt 0 ] && cmp -s expected debuginfod.bpf; then
+	note debuginfod "$served entries fetched from debuginfod on 127.0.0.1:$port; $nexp samples resolved as on the first machine"
+	pass debuginfod
+else
+	fail debuginfod "$served entries fetched; $(diff expected debuginfod.bpf | head -n 4 | tr '\n' ' ') $(head -c 200 debuginfod.err)"
+fi
+exit $rc
