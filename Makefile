@@ -22,7 +22,7 @@ else
 Q := @
 endif
 
-.PHONY: all deps tree kernel kernel-debug kernel-bench bpftool tests libbpfstash tools headers \
+.PHONY: all deps tree kernel kernel-debug kernel-bench bpftool perf perf-base tests libbpfstash tools headers \
 	check check-host check-guest demo bench clean distclean help
 
 all: kernel-debug bpftool tests
@@ -56,6 +56,21 @@ bpftool: tree
 		feature-clang-bpf-co-re=0 -j$(JOBS) > $(B)/bpftool/build.log 2>&1 || \
 		{ tail -30 $(B)/bpftool/build.log; exit 1; }
 
+# perf from the same tree, with the bpfstash series (patches/0004-...):
+# PERF_RECORD_MMAP3, resolution by build-id, the build-id cache export.
+PERF := $(B)/perf/perf
+perf: tree
+	$(Q)mkdir -p $(B)/perf
+	$(Q)echo "  PERF     $(PERF)"
+	$(Q)$(MAKE) -s -C $(TREE)/tools/perf O=$(B)/perf NO_LIBPYTHON=1 NO_LIBPERL=1 \
+		-j$(JOBS) > $(B)/perf/build.log 2>&1 || \
+		{ tail -30 $(B)/perf/build.log; exit 1; }
+
+# The unpatched 6.12 perf, from a pristine copy of the same Debian source
+# (build/linux-base), for the side-by-side comparisons.
+perf-base: deps
+	$(Q)JOBS=$(JOBS) $(TOP)/scripts/build-perf-base.sh
+
 # The userspace half: libbpfstash and the tools built on it.
 libbpfstash: deps
 	$(Q)$(MAKE) -s -C tools/lib/bpfstash O=$(B)/libbpfstash
@@ -68,10 +83,10 @@ headers: tree
 tests: deps headers tools
 	$(Q)$(MAKE) -s -C tests O=$(B)/tests
 
-check: deps kernel-debug kernel-bench bpftool tests
+check: deps kernel-debug kernel-bench bpftool perf perf-base tests
 	$(Q)$(TOP)/scripts/check.sh
 
-demo: deps kernel-debug bpftool tests
+demo: deps kernel-debug bpftool perf tests
 	$(Q)$(TOP)/scripts/demo.sh
 
 # Every benchmark, side by side in one run; report in build/bench/report.md.

@@ -1,8 +1,9 @@
 #!/bin/sh
 # The fuzzing half of the host checks: build the libFuzzer targets
-# (tests/fuzz, clang with ASan and UBSan) and run each briefly from its
-# corpus (the fixtures' seeds plus what earlier runs found, kept in
-# build/fuzz/corpus).  Prints "PASS fuzz.<target> (N runs)" or "FAIL ...".
+# (tests/fuzz, clang with ASan and UBSan: libbpfstash's entries, and perf's
+# PERF_RECORD_MMAP3 records) and run each briefly from its corpus (its
+# seeds plus what earlier runs found, kept in build/fuzz/corpus).
+# Prints "PASS fuzz.<target> (N runs)" or "FAIL ...".
 #
 #   FUZZ_TIME=20    seconds per target
 set -u
@@ -21,13 +22,15 @@ if ! make -s -C "$top/tests/fuzz" O="$out" > "$out/build.log" 2>&1; then
 	exit 1
 fi
 
-for t in entry; do
+for t in entry mmap3; do
 	corpus=$out/corpus/$t
 	crashes=$out/crashes/$t
+	seed=$out/seed
+	[ -d "$out/seed-$t" ] && seed=$out/seed-$t
 	mkdir -p "$corpus" "$crashes"
 	log=$out/$t.log
 	"$out/fuzz_$t" -max_total_time="$time" -print_final_stats=1 \
-		-artifact_prefix="$crashes/" "$corpus" "$out/seed" > "$log" 2>&1
+		-artifact_prefix="$crashes/" "$corpus" "$seed" > "$log" 2>&1
 	frc=$?
 	runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -n 1)
 	if [ $frc -eq 0 ] && [ -n "$runs" ] && [ "$runs" -gt 0 ]; then

@@ -17,7 +17,7 @@ libbabeltrace-dev libperl-dev python3
 qemu-system-x86 busybox-static util-linux procps
 libarchive-dev libarchive-tools hyperfine
 zlib1g-dev liblzma-dev libaio-dev libcmocka-dev gnuplot-nox
-binutils elfutils debuginfod libdebuginfod-dev
+binutils elfutils debuginfod libdebuginfod-dev bzip2
 systemd
 "
 

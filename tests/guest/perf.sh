@@ -13,6 +13,9 @@
 #                    source line, judged by perf_truth against each
 #                    program's line table in the stash; the same workload
 #                    under the unpatched perf, side by side;
+#   records          perf report --stats counts the MMAP3 records, perf script
+#                    -D and --show-mmap-events print them, perf inject passes
+#                    them on;
 #   buildid_cache    every entry a sample hit is in ~/.debug, as an ELF file
 #                    whose build-id is the entry's hash;
 #   annotate         perf annotate on one of those unloaded programs shows
@@ -86,12 +89,30 @@ pl=$(field patched.truth 7 samples)
 note resolution "$N programs of $MS ms each; samples in them resolved to function and source line:"
 note resolution "  patched perf + bpfstash: $(field patched.truth 6 samples) of $n ($pl%), function alone $(field patched.truth 5 samples)%"
 note resolution "  unpatched 6.12 perf:     $(field base.truth 6 samples) of $(field base.truth 2 samples) ($(field base.truth 7 samples)%), function alone $(field base.truth 5 samples)%"
-if [ "${n:-0}" -lt 100 ]; then
+refused=$(grep -c ' hash - ' patched.log)
+if [ "$(grep -c '^prog ' patched.log)" -ne "$N" ] || [ "$refused" -ne 0 ]; then
+	fail resolution "$(grep -c '^prog ' patched.log) of $N programs ran, $refused refused by the stash"
+elif [ "${n:-0}" -lt 100 ]; then
 	fail resolution "only ${n:-0} samples in the programs: too few to judge"
 elif ! ge "$pl" 99; then
 	fail resolution "$pl% < 99%: $(head -n 3 patched.misses | tr '\n' ' ')"
 else
 	pass resolution
+fi
+
+# The records themselves: counted, dumped, shown, and passed on by inject.
+stats=$("$perf" report --stats -i patched.data 2> /dev/null | awk '/MMAP3 events:/ { print $3 }')
+dumped=$("$perf" script -D -i patched.data 2> /dev/null | grep -c "PERF_RECORD_MMAP3 addr 0x[0-9a-f]* len .* stashed hash [0-9a-f]\{40\} bpf_prog_")
+shown=$("$perf" script --show-mmap-events -i patched.data 2> /dev/null | grep -c "PERF_RECORD_MMAP3.*_churn")
+"$perf" inject -i patched.data -o injected.data 2> inject.err
+"$perf" script -F time,ip,sym,srcline --ns -i injected.data > injected.script 2> /dev/null
+injected=$("$perf" report --stats -i injected.data 2> /dev/null | awk '/MMAP3 events:/ { print $3 }')
+if [ "${stats:-0}" -ge $((5 * N)) ] && [ "$dumped" -eq "$stats" ] && [ "$shown" -eq $((5 * N)) ] &&
+   [ "${injected:-0}" -eq "$stats" ] && cmp -s patched.script injected.script; then
+	note records "$stats MMAP3 records ($shown for the workload's 5 x $N functions): dumped by -D, shown by --show-mmap-events, passed on by perf inject"
+	pass records
+else
+	fail records "--stats ${stats:-0}, -D $dumped, --show-mmap-events $shown, after inject ${injected:-0} $(head -c 200 inject.err)"
 fi
 
 # The entries the samples hit, by the DSOs perf script names.
