@@ -565,7 +565,10 @@ static void bpfstash_kill_sb(struct super_block *sb)
 	 */
 	if (fsi && fsi->activated)
 		bpfstash_store_deactivate();
+	/* Evicting the inodes drops their entries: then wait for the frees. */
 	kill_anon_super(sb);
+	if (fsi && fsi->activated)
+		bpfstash_store_drain();
 	kfree(fsi);
 }
 

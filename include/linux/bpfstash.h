@@ -121,6 +121,7 @@ void __bpfstash_prog_unload(struct bpf_prog *prog);
 int bpfstash_store_activate(u64 max_bytes, u32 max_entries);
 void bpfstash_store_set_limits(u64 max_bytes, u32 max_entries);
 void bpfstash_store_deactivate(void);
+void bpfstash_store_drain(void);
 void bpfstash_store_get_stats(struct bpfstash_stats *stats);
 struct bpfstash_entry *bpfstash_entry_lookup(const u8 *hash);
 struct bpfstash_entry *bpfstash_entry_next(unsigned long *index);

@@ -1028,20 +1028,26 @@ void bpfstash_store_deactivate(void)
 	/* Loaded programs hold their entries; let go of them too. */
 	bpfstash_walk_progs(false);
 
-	/*
-	 * Wait for the entries dropped above to be freed (rcu_work: a grace
-	 * period, then the work), so that unmounting returns the memory.
-	 * Entries of files still open are freed when they are closed.
-	 */
-	rcu_barrier();
-	flush_workqueue(bpfstash_wq);
-
 #ifdef CONFIG_MEMCG
 	if (memcg) {
 		synchronize_rcu();
 		css_put(&memcg->css);
 	}
 #endif
+}
+
+/**
+ * bpfstash_store_drain - wait until dropped entries are freed
+ *
+ * Entries are freed by rcu_work (a grace period, then the work): after the
+ * store and the filesystem's inodes let go of them, this waits for that,
+ * so that unmounting returns the memory.  Entries of files still open are
+ * freed when they are closed.
+ */
+void bpfstash_store_drain(void)
+{
+	rcu_barrier();
+	flush_workqueue(bpfstash_wq);
 }
 
 /**

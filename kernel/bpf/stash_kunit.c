@@ -218,10 +218,8 @@ static struct bpfstash_entry *bpfstash_test_entry(struct kunit *test,
 
 static void bpfstash_test_settle(void)
 {
-	/* Entries are freed by rcu_work: wait for the grace period, then it. */
-	rcu_barrier();
-	flush_workqueue(bpfstash_wq);
-	rcu_barrier();
+	bpfstash_store_drain();
+	rcu_barrier();	/* the blobs' kvfree_rcu */
 }
 
 static void bpfstash_test_store(struct kunit *test)

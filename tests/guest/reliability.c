@@ -190,6 +190,8 @@ static void sweep_fail_nth(struct loader *l, struct sweep *sw)
 	sw->calls = n;
 }
 
+/* Programs whose MMAP3 records say REFUSED_NOMEM, by id. */
+static __u32 nomem_ids[4096];
 static int nomem_records;
 
 static void count_nomem(const struct perf_event_header *h, void *ctx)
@@ -197,8 +199,18 @@ static void count_nomem(const struct perf_event_header *h, void *ctx)
 	const struct mmap3_record *m = (const void *)h;
 
 	if (h->type == PERF_RECORD_MMAP3 && m->func_idx == 0 &&
-	    (m->flags & PERF_RECORD_MMAP3_REFUSED_NOMEM))
-		nomem_records++;
+	    (m->flags & PERF_RECORD_MMAP3_REFUSED_NOMEM) && nomem_records < 4096)
+		nomem_ids[nomem_records++] = m->id;
+}
+
+static bool flagged_nomem(__u32 id)
+{
+	int i;
+
+	for (i = 0; i < nomem_records; i++)
+		if (nomem_ids[i] == id)
+			return true;
+	return false;
 }
 
 /*
@@ -263,6 +275,8 @@ static void check_fail_nth_stash(struct loader *l)
 		free(sw);
 		return;
 	}
+	/* libbpf loads probe programs on its first load: not in the counts. */
+	close(loader_load(l));
 	if (!ASSERT_OK(stash_mount("max_entries=100000,size=1G"), "mount"))
 		goto out;
 	ring_attr_init(&attr);
@@ -282,17 +296,22 @@ static void check_fail_nth_stash(struct loader *l)
 	test__note("%s: %d allocation points in the stash", l->name, sw->calls - 1);
 	ASSERT_EQ(sw->failed, 0, "no load fails because of the stash");
 	ASSERT_GT(sw->calls, 2, "the stash allocates");
-	for (i = 0; i < sw->ok; i++) {
-		char hex[41];
-
-		missing += stash_find_prog(sw->ok_ids[i], hex) != 0;
-	}
 	nomem_records = 0;
 	ring_drain(&ring, count_nomem, NULL);
+	/* Each load: its entry, or refused and flagged so, never both. */
+	for (i = 0; i < sw->ok; i++) {
+		char hex[41];
+		bool stored = !stash_find_prog(sw->ok_ids[i], hex);
+		bool flagged = flagged_nomem(sw->ok_ids[i]);
+
+		missing += !stored;
+		if (!ASSERT_TRUE(stored != flagged, "stored, or refused and flagged REFUSED_NOMEM"))
+			test__note("load %d (prog %u): stored %d, flagged %d", i, sw->ok_ids[i],
+				   stored, flagged);
+	}
 	ASSERT_GT(missing, 0, "some stash allocations were failed");
-	ASSERT_EQ(stash_stat("refused_nomem") - refused0, missing,
-		  "every load without an entry counted as refused_nomem");
-	ASSERT_EQ(nomem_records, missing, "... and flagged REFUSED_NOMEM in MMAP3");
+	ASSERT_EQ(stash_stat("refused_nomem") - refused0, nomem_records,
+		  "refused_nomem counts every flagged refusal");
 	ASSERT_EQ(stash_stat("stored") - stored0, sw->ok - missing, "every other load stored");
 	ring_close(&ring);
 	CPU_ZERO(&set);
@@ -397,6 +416,8 @@ static void test_random_faults(void)
 	/* The deleter: bpfstash-gc if built, else rmdir of everything unloaded. */
 	deleter = fork();
 	if (deleter == 0) {
+		/* Its own process group: killing it kills a running gc too. */
+		setpgid(0, 0);
 		char gc[512];
 
 		snprintf(gc, sizeof(gc), "%s/build/bpfstash-gc/bpfstash-gc", getenv("BPFSTASH_TOP"));
@@ -448,8 +469,11 @@ static void test_random_faults(void)
 		}
 	}
 	write_file("/proc/self/make-it-fail", "0");
+	kill(-deleter, SIGKILL);
 	kill(deleter, SIGKILL);
 	waitpid(deleter, NULL, 0);
+	/* Files the gc had open keep their entries until closed: let it die. */
+	usleep(300 * 1000);
 	write_file(DEBUGFS "/failslab/probability", "0");
 	write_file(DEBUGFS "/fail_page_alloc/probability", "0");
 
@@ -460,7 +484,8 @@ static void test_random_faults(void)
 	ASSERT_EQ(stash_stat("considered") - considered,
 		  (stash_stat("stored") - stored) + (stash_stat("refused_full") - full) +
 		  (stash_stat("refused_nomem") - nomem), "stored + refused == considered");
-	ASSERT_LE(stash_stat("considered") - considered, ok, "nothing counted for a failed load");
+	/* A load can fail after the hook (installing its fd): it may be counted. */
+	ASSERT_LE(stash_stat("considered") - considered, loads, "at most one count per load");
 	ASSERT_LE(stash_stat("entries"), 200, "within max_entries");
 	stash_umount();
 	ASSERT_OK(stash_mount(NULL), "remount");
@@ -623,7 +648,9 @@ static void test_softirq_unload(void)
 		obj = test_prog_load("tc", &fd);
 		if (!ASSERT_PTR_OK(obj, "load tc program"))
 			break;
-		bpf_obj_get_info_by_fd(fd, &info, &len);
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len), "info");
 		bpf_tc_hook_create(&hook);
 		opts.prog_fd = fd;
 		opts.prog_id = 0;
