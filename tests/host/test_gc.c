@@ -1161,30 +1161,33 @@ static void test_archive_quota(void **state)
 	tree_free(&t);
 }
 
-/* A corrupt entry is not archived, so not removed. */
+/* A corrupt or incomplete entry is not archived, so not removed. */
 static void test_archive_refuses_corrupt(void **state)
 {
-	static const struct spec specs[] = { { 1000, 900 }, { 800, 700 } };
+	static const struct spec specs[] = { { 1000, 900 }, { 900, 850 }, { 800, 700 } };
 	char arch[PATH_MAX], path[PATH_MAX];
 	unsigned char *buf;
 	struct tree t;
 	struct run r;
 	size_t size;
 
-	tree_make(&t, specs, 2);
+	tree_make(&t, specs, 3);
 	snprintf(path, sizeof(path), "%s/%s/jited", t.dir, t.names[0]);
 	buf = fixture_read_path(path, &size);
 	buf[0] ^= 1;
 	fixture_write_path(path, buf, size);
 	free(buf);
+	snprintf(path, sizeof(path), "%s/%s/btf", t.dir, t.names[1]);
+	assert_int_equal(unlink(path), 0);
 	snprintf(arch, sizeof(arch), "%s.archive", t.dir);
 	run_gc(&r, "--root", t.dir, "--now", NOW_ARG, "--max-age", "1s", "--archive", arch,
 	       "--json", NULL);
 	assert_int_equal(r.status, 73);
-	assert_int_equal(json_u64(r.out, "errors"), 1);
-	assert_int_equal(json_u64(r.out, "removed"), 1);	/* the other one: go on */
+	assert_int_equal(json_u64(r.out, "errors"), 2);
+	assert_int_equal(json_u64(r.out, "removed"), 1);	/* the good one: go on */
 	assert_true(tree_has(t.dir, t.names[0]));
-	assert_false(tree_has(t.dir, t.names[1]));
+	assert_true(tree_has(t.dir, t.names[1]));
+	assert_false(tree_has(t.dir, t.names[2]));
 	run_free(&r);
 	fixture_rmtree(arch);
 	tree_free(&t);

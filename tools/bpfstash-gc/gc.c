@@ -613,8 +613,15 @@ static int remove_entry(struct gc *g, const struct gc_ent *e, enum gc_reason rea
 		*what = "archive";
 		err = gc_archive_entry(g->ar, g->root_fd, efd, e->name, e->load_ns, path,
 				       sizeof(path), &size);
-		if (err == -ENOENT)
-			err = 0;	/* gone meanwhile: nothing left to lose */
+		if (err == -ENOENT) {
+			struct stat st;
+
+			/* Gone meanwhile: nothing left to lose.  Else a file is missing. */
+			if (fstatat(g->root_fd, e->name, &st, AT_SYMLINK_NOFOLLOW) && errno == ENOENT) {
+				err = 0;
+				goto out;
+			}
+		}
 		if (err)
 			goto out;
 		g->r->archived++;
