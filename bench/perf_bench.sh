@@ -15,6 +15,8 @@
 #   sideband   the patched perf with --no-bpf-mmap3: the same, for control
 #   mmap3+sb   the patched perf as it is by default with a stash mounted
 #   mmap3      the patched perf with --no-bpf-event: MMAP3, no side-band
+#   mmap3N     the same with --no-buildid-cache: MMAP3 without the export of
+#              the entries hit into the build-id cache
 #
 # and measures the CPU time of the perf record process alone (user + sys,
 # from its start to the end of writing perf.data and the build-id cache;
@@ -37,7 +39,7 @@ base=$top/build/perf-base/perf
 churn=$top/build/tests/perf/bpf_churn
 N=${BENCH_PROGRAMS:-200}
 MS=${BENCH_MS:-20}
-RUNS=${BENCH_RUNS:-3}
+RUNS=${BENCH_RUNS:-5}
 FREQ=${BENCH_FREQ:-1000}
 S=/sys/fs/bpfstash
 
@@ -50,7 +52,7 @@ cd "$work" || exit 1
 grep -q " $S bpfstash " /proc/mounts || mount -t bpfstash none $S || exit 1
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 # perf record of the workload, the workload outside perf's process tree:
 # perf waits on a fifo.  $1 config, $2 run; perf and options follow.
@@ -80,6 +82,7 @@ for run in $(seq "$RUNS"); do
 	record sideband "$run" "$perf" --no-bpf-mmap3
 	record mmap3sb "$run" "$perf"
 	record mmap3 "$run" "$perf" --no-bpf-event
+	record mmap3N "$run" "$perf" --no-bpf-event --no-buildid-cache
 	echo "perf_bench: record round $run of $RUNS done"
 done
 
@@ -101,7 +104,7 @@ rep_srcline=$(HOME=$work/home-mmap3sb timeit "$perf" report --stdio --sort sym,s
 printf '\nperf record of %d programs of %d ms (bpf_churn), -a -F %d, median of %d runs\n\n' \
 	"$N" "$MS" "$FREQ" "$RUNS"
 printf '%-10s %12s %14s %8s %8s\n' config "record CPU s" "perf.data B" MMAP3 KSYMBOL
-for cfg in base sideband mmap3sb mmap3; do
+for cfg in base sideband mmap3sb mmap3 mmap3N; do
 	cpu=$(median < $cfg.cpu)
 	size=$(median < $cfg.size)
 	eval "cpu_$cfg=$cpu size_$cfg=$size"
@@ -121,6 +124,7 @@ echo "perf_bench: data_size mmap3+sb/sideband $(ratio "$size_mmap3sb" "$size_sid
 echo "perf_bench: data_size mmap3/sideband $(ratio "$size_mmap3" "$size_sideband")"
 echo "perf_bench: record_cpu mmap3+sb/sideband $(ratio "$cpu_mmap3sb" "$cpu_sideband")"
 echo "perf_bench: record_cpu mmap3/sideband $(ratio "$cpu_mmap3" "$cpu_sideband")"
+echo "perf_bench: record_cpu mmap3 without the cache export/sideband $(ratio "$cpu_mmap3N" "$cpu_sideband")"
 echo "perf_bench: record_cpu sideband/base $(ratio "$cpu_sideband" "$cpu_base")"
 umount $S 2> /dev/null
 exit 0

@@ -48,14 +48,22 @@ if grep -q " $S bpfstash " /proc/mounts; then
 	exit 1
 fi
 cp "$move/patched.data" "$move/expected" "$move/patched.data.tar.bz2" . || exit 1
-nexp=$(grep -c 'bpf_prog_' expected)
+nexp=$(grep -cE 'bpf_prog_[0-9a-f]{16}' expected)
 nline=$(grep -c '^ \+[^ ]*\.c:[0-9]\+$' expected)
+
+# The samples in BPF programs (bpf_prog_<tag>..., not the kernel's
+# bpf_prog_*() functions) of perf script -F time,ip,sym,srcline, each with
+# its srcline, if any.
+bpf_samples() {
+	awk -v tag='[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]' '
+		/^ *[0-9]+\.[0-9]+: / { bpf = $3 ~ ("^bpf_prog_" tag); if (bpf) print; next }
+		bpf { print; bpf = 0 }' "$1"
+}
 
 # The samples in BPF programs, as perf script prints them here.
 resolve() {
-	"$perf" script -F time,ip,sym,srcline --ns -i patched.data > "$1.script" 2> "$1.err"
-	awk '/^ *[0-9]+\.[0-9]+: +[0-9a-f]+ bpf_prog_/ { print; if ((getline l) > 0) print l }' \
-		"$1.script" > "$1.bpf"
+	"$perf" script -F time,ip,sym,dso,srcline --ns -i patched.data > "$1.script" 2> "$1.err"
+	bpf_samples "$1.script" > "$1.bpf"
 }
 
 rm -rf "$HOME/.debug"
@@ -79,16 +87,27 @@ port=$((20000 + $$ % 20000))
 debuginfod -d "$work/db.sqlite" -p $port -F -Z .tar.zst -t 1 "$move/archive" > debuginfod.log 2>&1 &
 dpid=$!
 export DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$work/client
-# Until it has scanned the archive: one entry the samples hit.
-one=$(find "$move/archive" -name '*.tar.zst' | head -n 1 | xargs -r basename | cut -c1-40)
+# Until it has scanned the archive: every entry the samples hit, each asked
+# until found with a client cache of its own (the client caches misses).
+sed -n 's|.*(/sys/fs/bpfstash/\([0-9a-f]\{40\}\)).*|\1|p' expected | sort -u > hashes
+unserved=$(wc -l < hashes)
 for _ in $(seq 120); do
-	[ -n "$one" ] && DEBUGINFOD_CACHE_PATH=$work/probe debuginfod-find debuginfo "$one" > /dev/null 2>&1 && break
-	rm -rf "$work/probe"
+	: > unserved
+	while read -r h; do
+		DEBUGINFOD_CACHE_PATH=$work/probe debuginfod-find debuginfo "$h" > /dev/null 2>&1 ||
+			echo "$h" >> unserved
+		rm -rf "$work/probe"
+	done < hashes
+	unserved=$(wc -l < unserved)
+	[ "$unserved" -eq 0 ] && break
+	cp unserved hashes
 	sleep 0.5
 done
 resolve debuginfod
 served=$(find "$work/client" -name debuginfo 2> /dev/null | wc -l)
-if [ "$nexp" -gt 0 ] && cmp -s expected debuginfod.bpf; then
+if [ "$unserved" -ne 0 ]; then
+	fail debuginfod "the server never served $unserved entries: $(tail -n 3 debuginfod.log | tr '\n' ' ')"
+elif [ "$nexp" -gt 0 ] && cmp -s expected debuginfod.bpf; then
 	note debuginfod "$served entries fetched from debuginfod on 127.0.0.1:$port; $nexp samples resolved as on the first machine"
 	pass debuginfod
 else
