@@ -188,6 +188,31 @@ active=$(systemctl is-active bpfstash-gc.timer)
 note timer "active=$active next=$next"
 [ "$active" = active ] && [ -n "$next" ] && pass timer_armed || fail timer_armed "active=$active next=$next"
 
+# The timer fires the service: the same timer with its calendar brought
+# to every 10 s (a drop-in, as an admin would), without the random delay.
+t0=$(systemctl show -P ExecMainStartTimestampMonotonic bpfstash-gc.service)
+mkdir -p /run/systemd/system/bpfstash-gc.timer.d
+printf '[Timer]\nOnCalendar=\nOnCalendar=*:*:0/10\nRandomizedDelaySec=0\nAccuracySec=1s\n' \
+	> /run/systemd/system/bpfstash-gc.timer.d/often.conf
+systemctl daemon-reload
+systemctl restart bpfstash-gc.timer
+"$bpftool" prog load "$top/build/tests/progs/tiny.bpf.o" /sys/fs/bpf/extra2 && rm /sys/fs/bpf/extra2
+fired=no
+for i in $(seq 1 40); do
+	sleep 1
+	t1=$(systemctl show -P ExecMainStartTimestampMonotonic bpfstash-gc.service)
+	if [ "$t1" != "$t0" ] && [ "$(systemctl is-active bpfstash-gc.service)" != activating ]; then
+		fired=yes
+		break
+	fi
+done
+after=$(entries)
+note timer_fires "fired=$fired after ${i}s, Result=$(systemctl show -P Result bpfstash-gc.service), entries $after"
+[ "$fired" = yes ] && [ "$after" = 10 ] && pass timer_fires || fail timer_fires "fired=$fired, $after entries"
+rm -r /run/systemd/system/bpfstash-gc.timer.d
+systemctl daemon-reload
+systemctl stop bpfstash-gc.timer
+
 # Not mounted: the condition keeps the service from running at all.
 umount $S
 systemctl start bpfstash-gc.service
