@@ -91,6 +91,18 @@ int test_main(const char *suite, const struct test *tests, int argc, char **argv
 			   (name), #a " " #op " " #b, ___a, #op, ___b);	\
 	___ok;								\
 })
+/* The same for measured figures, compared as doubles. */
+#define ASSERT_OPF(a, op, b, name) ({					\
+	double ___a = (a), ___b = (b);					\
+	bool ___ok = ___a op ___b;					\
+	if (!___ok)							\
+		test__fail(__FILE__, __LINE__, "%s: unexpected %s: %g %s %g fails",\
+			   (name), #a " " #op " " #b, ___a, #op, ___b);	\
+	___ok;								\
+})
+
+#define ASSERT_LTF(a, b, name) ASSERT_OPF(a, <, b, name)
+
 #define ASSERT_EQ(a, b, name) ASSERT_OP(a, ==, b, name)
 #define ASSERT_NEQ(a, b, name) ASSERT_OP(a, !=, b, name)
 #define ASSERT_GT(a, b, name) ASSERT_OP(a, >, b, name)
