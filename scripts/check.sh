@@ -3,8 +3,10 @@
 #
 #   1. host unit tests (cmocka) of the userspace tools;
 #   2. one boot of the debug kernel in QEMU, which runs KUnit at boot and
-#      then the in-guest suites (tests/guest/SUITES), and one boot of the
-#      bench kernel for the suites that need speed (tests/guest/SUITES.bench);
+#      then the in-guest suites (tests/guest/SUITES), one boot of the
+#      bench kernel for the suites that need speed (tests/guest/SUITES.bench),
+#      and one of the bench kernel with systemd as PID 1, which runs
+#      bpfstash-gc's units (tests/guest/gc-systemd.sh);
 #   3. the results: each test's PASS/FAIL/SKIP line, then
 #      "N passed, N failed, N skipped".
 #
@@ -96,6 +98,18 @@ if [ "${GUEST:-1}" = 1 ] && [ "${BENCH_SUITES:-1}" = 1 ] && [ -z "${SUITES:-}" ]
 	phase "bench kernel in QEMU: tests/guest/SUITES.bench"
 	# shellcheck disable=SC2046
 	run_guest bench guest-bench $(grep -v '^#' "$top/tests/guest/SUITES.bench")
+
+	# bpfstash-gc.service and .timer under systemd as PID 1: its own boot.
+	phase "bench kernel in QEMU, systemd as PID 1: tests/guest/gc-systemd.sh"
+	gstart=$(date +%s)
+	KERNEL=bench "$top/tests/guest/gc-systemd.sh" > "$out/gc-systemd.log" 2>&1
+	grc=$?
+	cat "$out/gc-systemd.log"
+	grep -E '^(PASS|FAIL|SKIP) ' "$out/gc-systemd.log" >> "$out/results"
+	echo "systemd guest: wall $(($(date +%s) - gstart)) s"
+	if [ "$grc" != 0 ] && ! grep -q '^FAIL ' "$out/gc-systemd.log"; then
+		echo "FAIL gc_systemd: exit $grc (see build/check/gc-systemd.log)" >> "$out/results"
+	fi
 fi
 
 # 3. Summary.
