@@ -213,6 +213,27 @@ out:
 }
 
 /*
+ * A directory stream of its own on the directory @fd (readdir() positions
+ * are per open file): NULL with errno set on failure.
+ */
+static DIR *opendir_at(int fd)
+{
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+
+	if (dfd < 0)
+		return NULL;
+	d = fdopendir(dfd);
+	if (!d) {
+		int err = errno;
+
+		close(dfd);
+		errno = err;
+	}
+	return d;
+}
+
+/*
  * A copy is recognised by the marker, or by an entry-named directory
  * holding a regular meta file.  Looking stops at the first one.
  */
@@ -220,19 +241,14 @@ static int check_layout(struct gc *g)
 {
 	struct dirent *de;
 	struct stat st;
-	int fd, found = 0;
+	int found = 0;
 	DIR *d;
 
 	if (!fstatat(g->root_fd, GC_MARKER, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode))
 		return 0;
-	fd = openat(g->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	d = opendir_at(g->root_fd);
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -ENOMEM;
-	}
 	while (!found && (de = readdir(d))) {
 		int efd;
 
@@ -355,17 +371,12 @@ static int scan(struct gc *g)
 {
 	struct dirent *de;
 	struct gc_ent e;
-	int fd, err = 0;
+	int err = 0;
 	DIR *d;
 
-	fd = openat(g->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	d = opendir_at(g->root_fd);
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -ENOMEM;
-	}
 	for (errno = 0; (de = readdir(d)); errno = 0) {
 		if (!bpfstash_name_valid(de->d_name))
 			continue;
@@ -390,17 +401,12 @@ static int scan(struct gc *g)
 static int purge_files(struct gc *g, int fd)
 {
 	struct dirent *de;
-	int dfd, err = 0;
+	int err = 0;
 	DIR *d;
 
-	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
+	d = opendir_at(fd);
+	if (!d)
 		return -errno;
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return -ENOMEM;
-	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -420,17 +426,12 @@ static int only_files(int fd)
 {
 	struct dirent *de;
 	struct stat st;
-	int dfd, err = 0;
+	int err = 0;
 	DIR *d;
 
-	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
+	d = opendir_at(fd);
+	if (!d)
 		return -errno;
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return -ENOMEM;
-	}
 	while (!err && (de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -473,16 +474,10 @@ static void cleanup_copy(struct gc *g)
 {
 	struct dirent *de;
 	DIR *d;
-	int fd;
 
-	fd = openat(g->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	d = opendir_at(g->root_fd);
+	if (!d)
 		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
 	while ((de = readdir(d))) {
 		int err;
 
