@@ -175,21 +175,6 @@ struct gc_run {
 	long maxrss_kb;
 };
 
-static void set_caps_only(__u64 keep)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = {};
-	int cap;
-
-	for (cap = 0; cap <= 63; cap++)
-		if (!(keep & (1ULL << cap)))
-			prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
-	d[0].effective = d[0].permitted = d[0].inheritable = (__u32)keep;
-	d[1].effective = d[1].permitted = d[1].inheritable = (__u32)(keep >> 32);
-	if (syscall(SYS_capset, &h, d))
-		_exit(120);
-}
-
 struct gc_env {
 	const char *kill_at;	/* BPFSTASH_GC_KILL_AT */
 	double kill_after;	/* > 0: SIGKILL after this many seconds */

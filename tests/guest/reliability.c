@@ -3,7 +3,9 @@
  * Reliability: stashing never breaks a load, under systematic and random
  * allocation failures and targeted error injection; concurrent readers,
  * loaders, deleters and mount cycles leave no torn read and no leak; a
- * program freed from an RCU callback (softirq) is fine.
+ * program freed from an RCU callback (softirq) is fine; a hostile CAP_BPF
+ * loader in a memory cgroup cannot grow the stash past size=, is not
+ * charged for it, and loads into a full stash as fast as with none.
  *
  * Runs on the debug kernel: KASAN, lockdep, atomic-sleep checks and
  * kmemleak report through the console, which fails the run.
@@ -16,6 +18,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -23,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <net/if.h>
+#include <linux/capability.h>
 
 #include "../lib/test.h"
 #include "../lib/proginfo.h"
@@ -680,6 +684,268 @@ static void test_softirq_unload(void)
 	stash_umount();
 }
 
+/*
+ * Hostile load: a process with CAP_BPF alone, in a memory cgroup of its
+ * own, loads and closes programs as fast as it can.  The stash was mounted
+ * from another cgroup, which it charges (as a map charges its creator):
+ * the loader cannot make the stash grow past size=, the stash's memory is
+ * not the loader's, nothing is OOM-killed, and a load into a full stash
+ * is no slower than a load with no stash at all.  Rounds alternate the
+ * two sides, so both see the same drift of the machine.
+ */
+#define CG_ROOT "/sys/fs/cgroup"
+#define CG_MOUNTER CG_ROOT "/bpfstash-mounter"
+#define CG_LOADER CG_ROOT "/bpfstash-hostile"
+#define HOSTILE_MAX 40000
+
+struct hostile_load {
+	double start;		/* CLOCK_MONOTONIC, s */
+	float us;		/* the bpf(BPF_PROG_LOAD) call */
+};
+
+struct hostile_run {
+	int loads, failed, status;
+	struct hostile_load l[HOSTILE_MAX];
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int cg_enter(const char *cg)
+{
+	char path[256], pid[32];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	return write_file(path, pid);
+}
+
+/* A cgroup file's value: the number it holds, or @key's in "key value" lines. */
+static long long cg_value(const char *cg, const char *file, const char *key)
+{
+	char path[256], line[256];
+	long long v = -1;
+	size_t n = key ? strlen(key) : 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!key)
+			v = atoll(line);
+		else if (!strncmp(line, key, n) && line[n] == ' ')
+			v = atoll(line + n + 1);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* Kernel memory charged to a cgroup, to the byte: slab and vmalloc. */
+static long long cg_kmem(const char *cg)
+{
+	return cg_value(cg, "memory.stat", "slab_unreclaimable") +
+	       cg_value(cg, "memory.stat", "slab_reclaimable") +
+	       cg_value(cg, "memory.stat", "vmalloc");
+}
+
+static long long vmstat(const char *key)
+{
+	return cg_value("/proc", "vmstat", key);
+}
+
+/* The loader, forked: CAP_BPF only, in CG_LOADER, for @secs seconds. */
+static void hostile_loader(struct hostile_run *r, int round, double secs)
+{
+	double end;
+
+	if (cg_enter(CG_LOADER))
+		_exit(121);
+	set_caps_only(1ULL << CAP_BPF);
+	end = mono_s() + secs;
+	while (r->loads < HOSTILE_MAX) {
+		double t0 = mono_s(), t1;
+		char name[16];
+		int fd;
+
+		if (t0 >= end)
+			break;
+		/* A new name each time: new content, a new entry if there is room. */
+		snprintf(name, sizeof(name), "h%d_%d", round, r->loads);
+		fd = load_raw_prog(name);
+		t1 = mono_s();
+		if (fd < 0) {
+			r->failed++;
+			continue;
+		}
+		close(fd);
+		r->l[r->loads].start = t0;
+		r->l[r->loads].us = (t1 - t0) * 1e6;
+		r->loads++;
+	}
+	_exit(0);
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* p50 of the loads that started at or after @from; their number in *n. */
+static double hostile_p50(const struct hostile_run *r, double from, int *n)
+{
+	static float us[HOSTILE_MAX];
+	int i;
+
+	for (*n = 0, i = 0; i < r->loads; i++)
+		if (r->l[i].start >= from)
+			us[(*n)++] = r->l[i].us;
+	if (!*n)
+		return 0;
+	qsort(us, *n, sizeof(us[0]), cmp_float);
+	return us[*n / 2];
+}
+
+/* Fork the hostile loader for @secs seconds and wait for it; false if it failed. */
+static bool hostile_phase(struct hostile_run *r, int phase, double secs)
+{
+	int status = 0;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	pid = fork();
+	if (pid == 0)
+		hostile_loader(r, phase, secs);
+	waitpid(pid, &status, 0);
+	return ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status),
+			   "the loader ran to its end (not killed)") &&
+	       ASSERT_EQ(r->failed, 0, "every load succeeded");
+}
+
+static void test_hostile_load(void)
+{
+	const int rounds = 3;
+	const double secs = 2;
+	const long long size = 16 << 10;	/* full after a few dozen loads */
+	struct hostile_run *r;
+	double none_p50[3], full_p50[3], med_none, med_full;
+	long long oom0 = vmstat("oom_kill"), hook_ns = 0, refused_loads = 0;
+	int round, n;
+
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!ASSERT_TRUE(r != MAP_FAILED, "shared results"))
+		return;
+	write_file(CG_ROOT "/cgroup.subtree_control", "+memory");
+	mkdir(CG_MOUNTER, 0755);
+	mkdir(CG_LOADER, 0755);
+	if (!ASSERT_OK(write_file(CG_LOADER "/memory.max", "64M"), "memory.max of the loader's cgroup"))
+		goto out;
+	/* libbpf's feature probe, once per process: before the loaders fork. */
+	close(load_raw_prog("warm"));
+
+	for (round = 0; round < rounds; round++) {
+		long long considered, stored, refused, charged0, charged, loader0, loader;
+		long long hook0, refused0;
+		char opts[64];
+		int err;
+
+		/* No stash. */
+		stash_umount();
+		if (!hostile_phase(r, round * 3, secs))
+			goto out;
+		none_p50[round] = hostile_p50(r, 0, &n);
+
+		/* Mounted from CG_MOUNTER, which the stash then charges. */
+		charged0 = cg_kmem(CG_MOUNTER);
+		loader0 = cg_kmem(CG_LOADER);
+		snprintf(opts, sizeof(opts), "size=%lld,max_entries=1000000", size);
+		cg_enter(CG_MOUNTER);
+		err = stash_mount(opts);
+		cg_enter(CG_ROOT);
+		if (!ASSERT_OK(err, "mount from the mounter's cgroup"))
+			goto out;
+		/* The loader fills it... */
+		if (!hostile_phase(r, round * 3 + 1, secs / 2))
+			goto out;
+		considered = stash_stat("considered");
+		stored = stash_stat("stored");
+		refused = stash_stat("refused_full");
+		ASSERT_EQ(considered, r->loads, "every load considered");
+		ASSERT_EQ(stored + refused + stash_stat("refused_nomem"), considered,
+			  "stored + refused = loads");
+		ASSERT_GT(refused, 0, "the loader filled the stash");
+		ASSERT_LE(stash_stat("bytes"), size, "within size=");
+		/* ...and goes on loading into the full stash. */
+		hook0 = stash_stat("hook_ns");
+		refused0 = refused;
+		if (!hostile_phase(r, round * 3 + 2, secs))
+			goto out;
+		refused = stash_stat("refused_full") - refused0;
+		ASSERT_EQ(refused, r->loads, "every load into the full stash refused and counted");
+		ASSERT_EQ(stash_stat("stored"), stored, "nothing more stored");
+		ASSERT_LE(stash_stat("bytes"), size, "still within size=");
+		hook_ns += stash_stat("hook_ns") - hook0;
+		refused_loads += refused;
+		full_p50[round] = hostile_p50(r, 0, &n);
+
+		/* The stash's memory is the mounter's, not the loader's. */
+		charged = cg_kmem(CG_MOUNTER) - charged0;
+		loader = cg_kmem(CG_LOADER) - loader0;
+		ASSERT_GE(charged, stash_stat("bytes"), "charged to the mounter's cgroup");
+		ASSERT_LT(loader, stash_stat("bytes"), "not charged to the loader's cgroup");
+		test__note("round %d: %lld stored, then %d loads in %.0f s refused full; slab+vmalloc: "
+			   "mounter +%lld KiB for a %lld KiB stash, loader +%lld KiB; "
+			   "p50 %.1f us full vs %.1f us with no stash",
+			   round, stored, r->loads, secs, charged >> 10,
+			   stash_stat("bytes") >> 10, loader >> 10, full_p50[round],
+			   none_p50[round]);
+		stash_umount();
+		/* Unmounting gives the charge back (entries go after RCU). */
+		for (n = 0; n < 40; n++) {
+			if (cg_kmem(CG_MOUNTER) - charged0 < charged / 4 + (4 << 10))
+				break;
+			usleep(50 * 1000);
+		}
+		ASSERT_LT(cg_kmem(CG_MOUNTER) - charged0, charged / 4 + (4 << 10),
+			  "uncharged at unmount");
+	}
+	ASSERT_EQ(cg_value(CG_LOADER, "memory.events", "oom_kill"), 0,
+		  "no OOM kill in the loader's cgroup");
+	ASSERT_EQ(vmstat("oom_kill"), oom0, "no OOM kill anywhere");
+	qsort(none_p50, rounds, sizeof(double), cmp_double);
+	qsort(full_p50, rounds, sizeof(double), cmp_double);
+	med_none = none_p50[rounds / 2];
+	med_full = full_p50[rounds / 2];
+	test__note("median of %d rounds: p50 %.1f us into a full stash, %.1f us with no stash "
+		   "(x%.3f); the hook refusing a load: %.2f us",
+		   rounds, med_full, med_none, med_full / med_none,
+		   (double)hook_ns / refused_loads / 1e3);
+	/* What the stash adds to a refused load, measured in the kernel. */
+	ASSERT_LTF((double)hook_ns / refused_loads, med_none * 1e3 / 100,
+		   "refusing costs the hook under 1% of a load");
+	ASSERT_LTF(med_full, med_none * 1.2 + 5, "a full stash costs a load no more than no stash");
+
+out:
+	stash_umount();
+	cg_enter(CG_ROOT);
+	rmdir(CG_LOADER);
+	rmdir(CG_MOUNTER);
+	munmap(r, sizeof(*r));
+}
+
 static const struct test tests[] = {
 	{ "fail_nth_tiny", test_fail_nth_tiny, true },
 	{ "fail_nth_subprogs", test_fail_nth_subprogs, true },
@@ -688,6 +954,7 @@ static const struct test tests[] = {
 	{ "random_faults", test_random_faults, true },
 	{ "races", test_races, true },
 	{ "softirq_unload", test_softirq_unload },
+	{ "hostile_load", test_hostile_load, true },
 	{}
 };
 

@@ -10,6 +10,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -218,4 +219,19 @@ int load_close_n(int n)
 		}
 	}
 	return ok;
+}
+
+void set_caps_only(__u64 keep)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {};
+	int cap;
+
+	for (cap = 0; cap <= 63; cap++)
+		if (!(keep & (1ULL << cap)))
+			prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+	d[0].effective = d[0].permitted = d[0].inheritable = (__u32)keep;
+	d[1].effective = d[1].permitted = d[1].inheritable = (__u32)(keep >> 32);
+	if (syscall(SYS_capset, &h, d))
+		_exit(120);
 }

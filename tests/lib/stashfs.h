@@ -36,6 +36,12 @@ int sysctl_set(const char *path, const char *val, char *old, size_t old_size);
  */
 int run_unprivileged(int (*fn)(void *), void *arg);
 
+/*
+ * In a child: keep only the capabilities in the mask @keep (bit n:
+ * capability n) in every set and the bounding set; _exit(120) if that fails.
+ */
+void set_caps_only(__u64 keep);
+
 /* Load a minimal socket filter without BTF through bpf(); returns its fd. */
 int load_raw_prog(const char *name);
 
