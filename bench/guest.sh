@@ -9,7 +9,7 @@ b=$top/build/bench
 p=$top/build/tests/progs
 rounds=${BENCH_ROUNDS:-10}
 
-echo "program,loads_per_side,p50_unmounted_us,p99_unmounted_us,p50_mounted_us,p99_mounted_us,added_p50_us,added_p50_pct,added_p99_us,added_p99_pct,hook_us" > "$out/load.csv"
+echo "program,loads_per_side,p50_unmounted_us,p99_unmounted_us,p50_mounted_us,p99_mounted_us,added_p50_us,added_p50_pct,added_p99_us,added_p99_pct,hook_us,hash_us" > "$out/load.csv"
 for insns in 3 64 512 4096 32768; do
 	n=100
 	[ $insns -ge 4096 ] && n=20
@@ -27,7 +27,7 @@ done
 
 # The cost of MMAP3 for one listener, against the KSYMBOL+BPF_EVENT
 # emission perf already asks for (stash mounted on both sides).
-echo "program,loads_per_side,p50_ksym_bpf_event_us,p99_ksym_bpf_event_us,p50_plus_mmap3_us,p99_plus_mmap3_us,added_p50_us,added_p50_pct,added_p99_us,added_p99_pct,hook_us" > "$out/listener.csv"
+echo "program,loads_per_side,p50_ksym_bpf_event_us,p99_ksym_bpf_event_us,p50_plus_mmap3_us,p99_plus_mmap3_us,added_p50_us,added_p50_pct,added_p99_us,added_p99_pct,hook_us,hash_us" > "$out/listener.csv"
 "$b/loadbench" -r "$rounds" -n 100 --listeners --csv -l synthetic-3 >> "$out/listener.csv"
 "$b/loadbench" -r "$rounds" -n 30 --listeners --csv -l subprogs -o "$p/subprogs.bpf.o" >> "$out/listener.csv"
 echo "bench: listener done"

@@ -22,12 +22,13 @@ Kernel: $(cat "$top/build/linux/.bpfstash-base" 2>/dev/null). Machine: $(nproc) 
 ## 1. Load-path overhead (stash mounted vs not)
 
 Added \`bpf(BPF_PROG_LOAD)\`+close latency. "hook" is the time the kernel
-itself measured in the load hook (stats \`hook_ns\`), per load.
+itself measured in the load hook (stats \`hook_ns\`), per load, and the
+part of it spent hashing (\`hash_ns\`).
 
-| program | loads/side | p50 not mounted (us) | p50 mounted (us) | added p50 | added p99 | hook (us) |
-|---|---|---|---|---|---|---|
+| program | loads/side | p50 not mounted (us) | p50 mounted (us) | added p50 | added p99 | hook (us) | hashing (us) |
+|---|---|---|---|---|---|---|---|
 EOF
-awk -F, 'NR > 1 { printf "| %s | %s | %.0f | %.0f | %+.1f us (%+.1f%%) | %+.1f us (%+.1f%%) | %.1f |\n", $1, $2, $3, $5, $7, $8, $9, $10, $11 }' "$res/load.csv"
+awk -F, 'NR > 1 { printf "| %s | %s | %.0f | %.0f | %+.1f us (%+.1f%%) | %+.1f us (%+.1f%%) | %.1f | %.1f |\n", $1, $2, $3, $5, $7, $8, $9, $10, $11, $12 }' "$res/load.csv"
 
 cat <<EOF
 

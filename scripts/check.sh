@@ -69,10 +69,17 @@ if [ "${GUEST:-1}" = 1 ]; then
 	console=$out/guest/console.log
 
 	# KUnit results (KTAP) from the console: "    # Subtest: <suite>", then
-	# the suite's tests at the same indent; parameters are nested deeper.
+	# the suite's tests as "    ok N name" / "    not ok N name" (a
+	# parameterised test's cases are nested deeper), until the suite's own
+	# "ok N <suite>" at the start of a line.  Other kernel messages may be
+	# interleaved anywhere: they are ignored, they do not end the suite.
 	sed -e 's/^\[ *[0-9.]*\] //' "$console" 2>/dev/null | awk '
-		/^    # Subtest: / { suite = $3; next }
-		/^[^ ]/ { suite = "" }
+		/^    # Subtest: / { suite = $3; failed = 0; next }
+		suite != "" && /^(not )?ok [0-9]+ / {
+			if ($1 == "not" && !failed)
+				printf "FAIL kunit.%s: the suite failed; see build/check/guest/console.log\n", suite
+			suite = ""; next
+		}
 		suite != "" && /^    (not )?ok [0-9]+ / {
 			line = $0; sub(/^    /, "", line)
 			ok = (line ~ /^ok/); sub(/^(not )?ok [0-9]+ /, "", line)
@@ -82,6 +89,7 @@ if [ "${GUEST:-1}" = 1 ]; then
 			} else if (ok) {
 				printf "PASS kunit.%s.%s\n", suite, line
 			} else {
+				failed = 1
 				printf "FAIL kunit.%s.%s: see build/check/guest/console.log\n", suite, line
 			}
 		}' > "$out/kunit"

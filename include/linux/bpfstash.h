@@ -31,19 +31,26 @@ enum bpfstash_blob_id {
 /**
  * struct bpfstash_blob - immutable bytes, stored once per content
  * @node: in the store's blob table, keyed by @digest
+ * @seen_node: in the store's table of blobs found by their bytes, keyed by
+ *	@seen_key, if @seen
+ * @seen_key: xxh64 of @data; 0 for bytes never seen again (a JITed image)
  * @ref: one per entry using the blob
  * @size: bytes in @data
  * @listed: in the table (under the store's lock); a snapshot's new blobs
  *	are not, until the snapshot is stored
+ * @seen: in the table by bytes (under the store's lock)
  * @digest: BLAKE2s-256 of @data
  * @rcu: the blob is freed after a grace period; lookups are lockless
  * @data: the bytes
  */
 struct bpfstash_blob {
 	struct rhash_head node;
+	struct rhash_head seen_node;
+	u64 seen_key;
 	refcount_t ref;
 	u32 size;
 	bool listed;
+	bool seen;
 	u8 digest[BPFSTASH_DIGEST_SIZE];
 	struct rcu_head rcu;
 	u8 data[] __aligned(8);
@@ -99,8 +106,8 @@ struct bpfstash_stats {
 	u64 skipped_hardened;	/* bpf_jit_harden hides them from kallsyms */
 	u64 skipped_unlisted;	/* no kallsyms entry: no CAP_BPF, not JITed */
 	u64 deleted;		/* entries removed with rmdir */
-	u64 blob_dedup;		/* blobs found already stored */
-	u64 btf_hash_cached;	/* BTF objects not hashed again */
+	u64 blob_dedup;		/* blobs found already stored (BTF aside) */
+	u64 btf_hash_cached;	/* BTF blobs found by their bytes, not hashed */
 	u64 hashed_bytes;	/* bytes hashed on the load path */
 	u64 hook_ns;		/* time spent in the load hook, all programs */
 	u64 hash_ns;		/* of which hashing blobs */

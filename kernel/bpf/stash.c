@@ -56,6 +56,7 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
+#include <linux/xxhash.h>
 #include <crypto/blake2s.h>
 
 DEFINE_STATIC_KEY_FALSE(bpfstash_active);
@@ -70,25 +71,15 @@ static struct workqueue_struct *bpfstash_wq;
  */
 #define BPFSTASH_GFP	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN)
 
-/* Remembered BTF digests, by BTF object id.  Bounded; reset when full. */
-#define BPFSTASH_BTF_CACHE_MAX	4096
-
-struct bpfstash_btf_digest {
-	u32 size;
-	u8 digest[BPFSTASH_DIGEST_SIZE];
-	struct rcu_head rcu;
-};
-
 static struct bpfstash_store {
 	/* Serialises changes to the tables, the index, limits and state. */
 	struct mutex lock;
 	bool active;
 	struct rhashtable entries;	/* by meta.hash */
 	struct rhashtable blobs;	/* by digest */
+	struct rhashtable blobs_seen;	/* by xxh64 of the bytes, see bpfstash_blob_seen() */
 	struct xarray index;		/* listing order -> entry */
 	u32 next_index;
-	struct xarray btf_digests;	/* BTF id -> struct bpfstash_btf_digest */
-	u32 nr_btf_digests;
 	struct mem_cgroup __rcu *memcg;	/* charged for entries */
 
 	/* Under lock. */
@@ -118,7 +109,6 @@ static struct bpfstash_store {
 } store = {
 	.lock = __MUTEX_INITIALIZER(store.lock),
 	.index = XARRAY_INIT(store.index, XA_FLAGS_ALLOC),
-	.btf_digests = XARRAY_INIT(store.btf_digests, 0),
 	.max_bytes = BPFSTASH_DEFAULT_MAX_BYTES,
 	.max_entries = BPFSTASH_DEFAULT_MAX_ENTRIES,
 };
@@ -134,6 +124,13 @@ static const struct rhashtable_params bpfstash_blob_params = {
 	.key_len	= BPFSTASH_DIGEST_SIZE,
 	.key_offset	= offsetof(struct bpfstash_blob, digest),
 	.head_offset	= offsetof(struct bpfstash_blob, node),
+	.automatic_shrinking = true,
+};
+
+static const struct rhashtable_params bpfstash_blob_seen_params = {
+	.key_len	= sizeof(u64),
+	.key_offset	= offsetof(struct bpfstash_blob, seen_key),
+	.head_offset	= offsetof(struct bpfstash_blob, seen_node),
 	.automatic_shrinking = true,
 };
 
@@ -264,7 +261,57 @@ static struct bpfstash_blob *bpfstash_blob_alloc(u32 size)
 	refcount_set(&b->ref, 1);
 	b->size = size;
 	b->listed = false;
+	b->seen = false;
 	return b;
+}
+
+static void bpfstash_blob_put(struct bpfstash_blob *b);
+
+/*
+ * Blobs that do not change when a program is loaded again (line info, func
+ * info, BTF, jited line info) are found again by their bytes: an xxh64 of
+ * them picks a stored blob, and a memcmp() confirms it.  Both together cost
+ * a small fraction of a BLAKE2s, which such a blob then does not need.  A
+ * blob whose key another stored blob already has (an xxh64 collision) is
+ * only hashed each time; it is never confused with that blob.
+ */
+static u64 bpfstash_blob_seen_key(const void *data, u32 size)
+{
+	return xxh64(data, size, size);
+}
+
+/* A stored blob with exactly @size bytes @data, with a reference, or NULL. */
+static struct bpfstash_blob *bpfstash_blob_seen(const void *data, u32 size, u64 key)
+{
+	struct bpfstash_blob *b;
+
+	rcu_read_lock();
+	b = rhashtable_lookup(&store.blobs_seen, &key, bpfstash_blob_seen_params);
+	if (b && (b->size != size || !refcount_inc_not_zero(&b->ref)))
+		b = NULL;
+	rcu_read_unlock();
+	if (b && memcmp(b->data, data, size)) {
+		bpfstash_blob_put(b);
+		b = NULL;
+	}
+	return b;
+}
+
+/* Under store.lock, as @b is listed: make it findable by its bytes. */
+static void bpfstash_blob_see(struct bpfstash_blob *b)
+{
+	b->seen = b->seen_key &&
+		!rhashtable_lookup_insert_fast(&store.blobs_seen, &b->seen_node,
+					       bpfstash_blob_seen_params);
+}
+
+/* Under store.lock, as @b is unlisted. */
+static void bpfstash_blob_unsee(struct bpfstash_blob *b)
+{
+	if (b->seen)
+		rhashtable_remove_fast(&store.blobs_seen, &b->seen_node,
+				       bpfstash_blob_seen_params);
+	b->seen = false;
 }
 
 static void bpfstash_blob_put(struct bpfstash_blob *b)
@@ -279,6 +326,7 @@ static void bpfstash_blob_put(struct bpfstash_blob *b)
 	if (!refcount_dec_and_mutex_lock(&b->ref, &store.lock))
 		return;
 	rhashtable_remove_fast(&store.blobs, &b->node, bpfstash_blob_params);
+	bpfstash_blob_unsee(b);
 	b->listed = false;
 	store.bytes -= bpfstash_blob_bytes(b);
 	store.nr_blobs--;
@@ -286,100 +334,48 @@ static void bpfstash_blob_put(struct bpfstash_blob *b)
 	kvfree_rcu(b, rcu);
 }
 
-/* A stored blob with @digest, with a reference, or NULL. */
-static struct bpfstash_blob *bpfstash_blob_find(const u8 *digest)
+/*
+ * The blob of @size bytes @data: a stored one with the same bytes (counted
+ * in @reused), or a new copy, hashed.
+ */
+static struct bpfstash_blob *bpfstash_blob_new(const void *data, u32 size,
+					       atomic64_t *reused)
 {
 	struct bpfstash_blob *b;
-
-	rcu_read_lock();
-	b = rhashtable_lookup(&store.blobs, digest, bpfstash_blob_params);
-	if (b && !refcount_inc_not_zero(&b->ref))
-		b = NULL;
-	rcu_read_unlock();
-	return b;
-}
-
-/* Copy @size bytes into a new blob and hash them. */
-static struct bpfstash_blob *bpfstash_blob_new(const void *data, u32 size)
-{
-	struct bpfstash_blob *b;
+	u64 key;
 
 	if (!size)
 		return NULL;
+	key = bpfstash_blob_seen_key(data, size);
+	b = bpfstash_blob_seen(data, size, key);
+	if (b) {
+		atomic64_inc(reused);
+		return b;
+	}
 	b = bpfstash_blob_alloc(size);
 	if (!b)
 		return ERR_PTR(-ENOMEM);
 	memcpy(b->data, data, size);
+	b->seen_key = key;
 	bpfstash_digest(b->data, size, b->digest);
 	atomic64_add(size, &store.hashed_bytes);
 	return b;
 }
 
 /*
- * The BTF of a program: shared by all the programs of an object, so look up
- * the digest remembered for the BTF object and reuse the stored blob.  The
- * bytes are compared before a blob is reused, so a stale or reused BTF id
- * can cost a hash, never a wrong entry.
+ * The BTF of a program: shared by all the programs of an object, and the
+ * same bytes again when the object is loaded again, so usually a stored
+ * blob (counted in btf_hash_cached).
  */
 static struct bpfstash_blob *bpfstash_btf_blob(const struct btf *btf)
 {
-	struct bpfstash_btf_digest *known, *fresh;
-	struct bpfstash_blob *b;
 	const void *data;
-	u32 id, size;
+	u32 size;
 
 	if (!btf)
 		return NULL;
 	data = btf_get_raw_data(btf, &size);
-	if (!size)
-		return NULL;
-	id = btf_obj_id(btf);
-
-	b = NULL;
-	rcu_read_lock();
-	known = xa_load(&store.btf_digests, id);
-	if (known && known->size == size)
-		b = bpfstash_blob_find(known->digest);
-	rcu_read_unlock();
-	if (b) {
-		if (b->size == size && !memcmp(b->data, data, size)) {
-			atomic64_inc(&store.btf_hash_cached);
-			return b;
-		}
-		bpfstash_blob_put(b);
-	}
-
-	b = bpfstash_blob_new(data, size);
-	if (IS_ERR(b))
-		return b;
-
-	/* Remember the digest; losing this race or failing only costs a hash. */
-	fresh = kmalloc(sizeof(*fresh), BPFSTASH_GFP);
-	if (fresh) {
-		fresh->size = size;
-		memcpy(fresh->digest, b->digest, sizeof(fresh->digest));
-		mutex_lock(&store.lock);
-		if (store.nr_btf_digests >= BPFSTASH_BTF_CACHE_MAX) {
-			unsigned long i;
-			void *old;
-
-			xa_for_each(&store.btf_digests, i, old)
-				kfree_rcu((struct bpfstash_btf_digest *)
-					  xa_erase(&store.btf_digests, i), rcu);
-			store.nr_btf_digests = 0;
-		}
-		known = xa_store(&store.btf_digests, id, fresh, BPFSTASH_GFP);
-		if (xa_is_err(known)) {
-			kfree(fresh);
-		} else {
-			if (known)
-				kfree_rcu(known, rcu);
-			else
-				store.nr_btf_digests++;
-		}
-		mutex_unlock(&store.lock);
-	}
-	return b;
+	return bpfstash_blob_new(data, size, &store.btf_hash_cached);
 }
 
 static void bpfstash_entry_free_work(struct work_struct *work)
@@ -514,6 +510,14 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 		jl[i].func = f;
 		jl[i].off = addr - funcs[f].addr;
 	}
+	/* Offsets, not addresses: the same when the program is loaded again. */
+	b->seen_key = bpfstash_blob_seen_key(b->data, b->size);
+	*blob = bpfstash_blob_seen(b->data, b->size, b->seen_key);
+	if (*blob) {
+		atomic64_inc(&store.blob_dedup);
+		bpfstash_blob_put(b);
+		return 0;
+	}
 	bpfstash_digest(b->data, b->size, b->digest);
 	atomic64_add(b->size, &store.hashed_bytes);
 	*blob = b;
@@ -574,6 +578,7 @@ static int bpfstash_snapshot(struct bpf_prog *prog, struct bpfstash_entry **out)
 		goto err;
 	}
 	img = b->data;
+	b->seen_key = 0;	/* addresses inside: never the same bytes again */
 	for (i = 0; i < nr_funcs; i++)
 		memcpy(img + funcs[i].offset, (void *)(unsigned long)funcs[i].addr,
 		       funcs[i].len);
@@ -581,7 +586,8 @@ static int bpfstash_snapshot(struct bpf_prog *prog, struct bpfstash_entry **out)
 	atomic64_add(b->size, &store.hashed_bytes);
 	e->blobs[BPFSTASH_BLOB_JITED] = b;
 
-	b = bpfstash_blob_new(aux->linfo, aux->nr_linfo * sizeof(struct bpf_line_info));
+	b = bpfstash_blob_new(aux->linfo, aux->nr_linfo * sizeof(struct bpf_line_info),
+			      &store.blob_dedup);
 	if (IS_ERR(b))
 		goto err_nomem;
 	e->blobs[BPFSTASH_BLOB_LINE_INFO] = b;
@@ -592,7 +598,8 @@ static int bpfstash_snapshot(struct bpf_prog *prog, struct bpfstash_entry **out)
 		goto err;
 
 	b = bpfstash_blob_new(aux->func_info,
-			      aux->func_info_cnt * sizeof(struct bpf_func_info));
+			      aux->func_info_cnt * sizeof(struct bpf_func_info),
+			      &store.blob_dedup);
 	if (IS_ERR(b))
 		goto err_nomem;
 	e->blobs[BPFSTASH_BLOB_FUNC_INFO] = b;
@@ -692,7 +699,7 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 		struct bpfstash_blob *b = e->blobs[i], *old;
 
 		if (!b || b->listed)
-			continue;	/* empty, or a stored BTF blob */
+			continue;	/* empty, or a stored blob found by its bytes */
 		old = rhashtable_lookup_fast(&store.blobs, b->digest,
 					     bpfstash_blob_params);
 		if (old && old->size == b->size) {
@@ -719,6 +726,7 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 		if (err)
 			goto undo;
 		e->blobs[i]->listed = true;
+		bpfstash_blob_see(e->blobs[i]);
 		store.nr_blobs++;
 	}
 	err = rhashtable_insert_fast(&store.entries, &e->node, bpfstash_entry_params);
@@ -758,6 +766,7 @@ undo:
 		if (fresh[i] && e->blobs[i]->listed) {
 			rhashtable_remove_fast(&store.blobs, &e->blobs[i]->node,
 					       bpfstash_blob_params);
+			bpfstash_blob_unsee(e->blobs[i]);
 			e->blobs[i]->listed = false;
 			store.nr_blobs--;
 		}
@@ -1177,7 +1186,12 @@ static int __init bpfstash_store_init(void)
 	err = rhashtable_init(&store.blobs, &bpfstash_blob_params);
 	if (err)
 		goto err_entries;
+	err = rhashtable_init(&store.blobs_seen, &bpfstash_blob_seen_params);
+	if (err)
+		goto err_blobs;
 	return 0;
+err_blobs:
+	rhashtable_destroy(&store.blobs);
 err_entries:
 	rhashtable_destroy(&store.entries);
 err_wq:

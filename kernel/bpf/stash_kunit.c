@@ -206,8 +206,10 @@ static struct bpfstash_entry *bpfstash_test_entry(struct kunit *test,
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	refcount_set(&e->ref, 1);
 	INIT_RCU_WORK(&e->free_work, bpfstash_entry_free_work);
-	e->blobs[BPFSTASH_BLOB_JITED] = bpfstash_blob_new(image, strlen(image));
-	e->blobs[BPFSTASH_BLOB_BTF] = bpfstash_blob_new(btf, strlen(btf));
+	e->blobs[BPFSTASH_BLOB_JITED] = bpfstash_blob_new(image, strlen(image),
+							  &store.blob_dedup);
+	e->blobs[BPFSTASH_BLOB_BTF] = bpfstash_blob_new(btf, strlen(btf),
+							&store.btf_hash_cached);
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
 		KUNIT_ASSERT_FALSE(test, IS_ERR(e->blobs[i]));
 	e->meta.content.jited_len = strlen(image);
@@ -228,6 +230,7 @@ static void bpfstash_test_store(struct kunit *test)
 	struct bpf_prog *p2 = bpfstash_test_prog(test);
 	struct bpf_prog *p3 = bpfstash_test_prog(test);
 	struct bpfstash_entry *e1, *e2, *e3, *found, *stored;
+	struct bpfstash_blob *b;
 	struct bpfstash_stats st;
 	u64 dedup = atomic64_read(&store.blob_dedup);
 	u64 one_btf;
@@ -257,11 +260,25 @@ static void bpfstash_test_store(struct kunit *test)
 			bpfstash_blob_bytes(e1->blobs[BPFSTASH_BLOB_JITED]) +
 			bpfstash_blob_bytes(e2->blobs[BPFSTASH_BLOB_JITED]) + one_btf);
 
+	/* Stored bytes are found again by their bytes, not hashed again. */
+	b = bpfstash_blob_new("shared btf", 10, &store.btf_hash_cached);
+	KUNIT_EXPECT_PTR_EQ(test, b, e1->blobs[BPFSTASH_BLOB_BTF]);
+	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 3);
+	bpfstash_blob_put(b);
+	/* Other bytes of the same size are not. */
+	b = bpfstash_blob_new("shared BTF", 10, &store.btf_hash_cached);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(b));
+	KUNIT_EXPECT_FALSE(test, b->listed);
+	bpfstash_blob_put(b);
+
 	/* max_entries=2: refused, and the snapshot is untouched. */
 	e3 = bpfstash_test_entry(test, "image three", "shared btf");
 	err = bpfstash_store_insert(p3, e3, &stored);
 	KUNIT_EXPECT_EQ(test, err, -ENOSPC);
-	KUNIT_EXPECT_FALSE(test, e3->blobs[BPFSTASH_BLOB_BTF]->listed);
+	/* Its BTF was found by its bytes: the stored blob, one more reference. */
+	KUNIT_EXPECT_PTR_EQ(test, e3->blobs[BPFSTASH_BLOB_BTF], e1->blobs[BPFSTASH_BLOB_BTF]);
+	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 3);
+	KUNIT_EXPECT_FALSE(test, e3->blobs[BPFSTASH_BLOB_JITED]->listed);
 	bpfstash_entry_free_unlisted(e3);
 	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 2);
 
