@@ -51,3 +51,19 @@ say "perf annotate: its hottest function, disassembly with the C source"
 "$perf" annotate -i /tmp/demo.data --stdio -d "$S/$hash" 2> /dev/null | head -n 40
 say "the build-id cache (perf record put the entry there: it resolves on any machine)"
 ls -l "$HOME/.debug/.build-id/$(echo "$hash" | cut -c1-2)/"
+
+# The bpfstash CLI on the unloaded program, and bpfstash-gc.
+cli=$top/build/bpfstash/bpfstash
+gc=$top/build/bpfstash-gc/bpfstash-gc
+short=$(echo "$hash" | cut -c1-8)
+say "bpfstash ls; bpfstash resolve $short+0x20 (an offset into the unloaded program's image)"
+"$cli" ls
+"$cli" resolve "$short+0x20"
+say "bpfstash verify: every entry's name is the hash of its content"
+"$cli" verify
+say "bpfstash-gc --dry-run --max-entries 1: what would go (never a loaded program's entry)"
+"$gc" --dry-run --max-entries 1
+say "bpfstash-gc --max-entries 1 --archive /tmp/archive: archived first, then removed"
+"$gc" --max-entries 1 --archive /tmp/archive
+find /tmp/archive -type f | head -n 5
+ls $S
