@@ -46,13 +46,21 @@ the per-boot p50s.
 | program | pristine p50 (us) | patched, unmounted p50 (us) | difference |
 |---|---|---|---|
 EOF
-awk -F, 'NR > 1 { v[$1 "," $3] = v[$1 "," $3] " " $6 }
+awk -F, 'function sort(a, n,   i, j, x) {	# insertion sort, numeric (POSIX awk has none)
+		for (i = 2; i <= n; i++) {
+			x = a[i] + 0
+			for (j = i - 1; j >= 1 && a[j] + 0 > x; j--)
+				a[j + 1] = a[j]
+			a[j + 1] = x
+		}
+	}
+	NR > 1 { v[$1 "," $3] = v[$1 "," $3] " " $6 }
 	END {
 		split("synthetic-3 subprogs", progs, " ")
 		for (i = 1; i <= 2; i++) {
 			p = progs[i]
 			nb = split(v["base," p], b, " "); nt = split(v["bench," p], t, " ")
-			asort(b); asort(t)
+			sort(b, nb); sort(t, nt)
 			if (!nb || !nt) continue
 			mb = b[int((nb + 1) / 2)]; mt = t[int((nt + 1) / 2)]
 			printf "| %s | %.1f | %.1f | %+.1f us (%+.1f%%) |\n", p, mb, mt, mt - mb, 100 * (mt - mb) / mb
