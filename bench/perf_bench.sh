@@ -29,9 +29,13 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 if ! grep -q "init=$top/tests/vm/init" /proc/cmdline 2> /dev/null; then
-	exec "$top/scripts/vm-run" -k bench -m 2048 -t 3600 -q --no-kmemleak \
-		-o "$top/build/bench/perf" -- "$top/bench/perf_bench.sh" "$@" ||
-		{ echo "perf_bench: the guest failed (build/bench/perf/console.log)"; exit 1; }
+	# The guest's console (kernel lines aside) is this script's output.
+	"$top/scripts/vm-run" -k bench -m 2048 -t 3600 -q --no-kmemleak \
+		-o "$top/build/bench/perf" -- "$top/bench/perf_bench.sh" "$@"
+	rc=$?
+	grep -v -e '^\[' -e '^guest: ' "$top/build/bench/perf/console.log" | tr -d '\r'
+	[ $rc = 0 ] || echo "perf_bench: the guest failed (build/bench/perf/console.log)"
+	exit $rc
 fi
 
 perf=$top/build/perf/perf
