@@ -827,6 +827,8 @@ static bool hostile_phase(struct hostile_run *r, int phase, double secs)
 
 	memset(r, 0, sizeof(*r));
 	pid = fork();
+	if (!ASSERT_GE(pid, 0, "fork the loader"))
+		return false;
 	if (pid == 0)
 		hostile_loader(r, phase, secs);
 	waitpid(pid, &status, 0);
