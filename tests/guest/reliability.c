@@ -36,6 +36,7 @@
 #include "../../tools/lib/bpfstash/libbpfstash.h"
 
 #define DEBUGFS "/sys/kernel/debug"
+#define ENOTSUPP_ERRNO 524	/* the kernel's ENOTSUPP, not in userspace headers */
 
 static int write_file(const char *path, const char *val)
 {
@@ -244,6 +245,17 @@ static void check_fail_nth_whole(struct loader *l)
 		for (j = 0; j < plain->failed; j++)
 			if (stashed->errnos[i] == plain->errnos[j])
 				break;
+		/*
+		 * A JIT that cannot allocate fails the load with ENOTSUPP
+		 * (BPF_JIT_ALWAYS_ON), stash or not; whether a sweep meets the
+		 * allocation of a new bpf_prog_pack depends on how full the
+		 * current one is, which earlier suites decide.
+		 */
+		if (j == plain->failed && stashed->errnos[i] == ENOTSUPP_ERRNO) {
+			test__note("errno %d (the JIT's pack allocation) in this sweep only",
+				   ENOTSUPP_ERRNO);
+			continue;
+		}
 		if (!ASSERT_LT(j, plain->failed, "a failure the load also has without the stash"))
 			test__note("errno %d", stashed->errnos[i]);
 	}
