@@ -11,17 +11,7 @@
 #include <string.h>
 #include <linux/perf_event.h>
 
-struct rec {
-	struct perf_event_header header;
-	__u64 addr, len;
-	__u32 id, flags;
-	__u16 type, func_idx;
-	__u8 hash_size, r1;
-	__u16 r2;
-	__u8 hash[20];
-	__u32 r3;
-	char name[512 + 64];
-};
+#include "perfring.h"	/* struct mmap3_record */
 
 int main(int argc, char **argv)
 {
@@ -36,8 +26,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		for (trailer = 0; trailer <= 3; trailer += 3) {
 			for (flags = 1; flags <= 2; flags++) {
-				unsigned char buf[sizeof(struct rec) + 64] = {};
-				struct rec *r = (void *)(buf + 1);
+				unsigned char buf[1 + sizeof(struct mmap3_record) + 512 + 64 + 64] = {};
+				struct mmap3_record *r = (void *)(buf + 1);
 				size_t name_pad = (strlen(names[i]) + 1 + 7) & ~7UL;
 				char path[4096];
 				FILE *f;

@@ -25,6 +25,8 @@
 #include <string.h>
 #include <linux/perf_event.h>
 
+#include "perfring.h"
+
 #define MAX_HASHES	65536
 #define FIXED		64	/* PERF_RECORD_MMAP3 before name[] */
 #define HEADER_EVENT_TYPE 65	/* PERF_RECORD_HEADER_EVENT_TYPE: skipped */
@@ -37,18 +39,6 @@ struct file_header {
 	__u64 magic, size, attr_size;
 	struct file_section attrs, data, event_types;
 	__u64 features[4];
-};
-
-struct mmap3 {
-	struct perf_event_header header;
-	__u64 addr, len;
-	__u32 id, flags;
-	__u16 type, func_idx;
-	__u8 hash_size, r1;
-	__u16 r2;
-	__u8 hash[20];
-	__u32 r3;
-	char name[];
 };
 
 static unsigned char (*hashes)[20];
@@ -106,7 +96,7 @@ int main(int argc, char **argv)
 	end = fh.data.offset + fh.data.size;
 	for (off = fh.data.offset; off + sizeof(struct perf_event_header) <= end; ) {
 		struct perf_event_header *h = (void *)(buf + off);
-		struct mmap3 *m = (void *)h;
+		struct mmap3_record *m = (void *)h;
 		size_t i, rec = h->size;
 
 		if (rec < sizeof(*h) || off + rec > end) {
