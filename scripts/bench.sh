@@ -29,6 +29,11 @@ say "guest benchmarks on the bench kernel (load path, capture, memory, scale)"
 	"$top/bench/guest.sh" | grep --line-buffered '^bench:'
 cp "$out"/guest/*.csv "$out"/guest/scale.txt "$res/" 2>/dev/null
 
+say "the same load benchmark counting instructions (QEMU -icount)"
+"$top/scripts/vm-run" -k bench --icount -m 2048 -t 2400 --no-kmemleak -o "$out/icount" -- \
+	"$top/bench/guest-icount.sh" | grep --line-buffered '^bench:'
+cp "$out/icount/icount.csv" "$res/" 2>/dev/null
+
 say "zero cost when unused: pristine 6.12 vs patched, stash not mounted (alternating boots)"
 echo "kernel,round,program,side,loads,p50_us,p99_us" > "$res/zerocost.csv"
 for round in 1 2 3; do

@@ -199,6 +199,7 @@ bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
 	};
 	u8 digest[BPFSTASH_DIGEST_SIZE];
 	struct blake2s_state state;
+	u64 start = ktime_get_ns();
 	int i;
 
 	BUILD_BUG_ON(sizeof(domain) != 12);
@@ -212,6 +213,7 @@ bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
 			       BPFSTASH_DIGEST_SIZE);
 	blake2s_final(&state, digest);
 	memcpy(hash, digest, BPFSTASH_HASH_SIZE);
+	atomic64_add(ktime_get_ns() - start, &store.hash_ns);
 }
 
 /*
