@@ -502,9 +502,10 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 					 const struct bpfstash_func *funcs,
 					 struct bpfstash_blob **blob)
 {
-	u32 nr = prog->aux->nr_linfo, i, f = 0;
+	u32 nr = prog->aux->nr_linfo, i, f = 0, next;
 	struct bpfstash_jited_line *jl;
 	struct bpfstash_blob *b;
+	unsigned long lo, len;
 
 	*blob = NULL;
 	if (!nr || !prog->aux->jited_linfo)
@@ -513,20 +514,26 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 	if (!b)
 		return -ENOMEM;
 	jl = (struct bpfstash_jited_line *)b->data;
+	next = nr_funcs > 1 ? bpfstash_func(prog, 1)->aux->linfo_idx : U32_MAX;
+	lo = funcs[0].addr;
+	len = funcs[0].len;
 	for (i = 0; i < nr; i++) {
 		unsigned long addr = (unsigned long)prog->aux->jited_linfo[i];
 
-		while (f + 1 < nr_funcs &&
-		       i >= bpfstash_func(prog, f + 1)->aux->linfo_idx)
+		while (i >= next) {
 			f++;
+			next = f + 1 < nr_funcs ?
+			       bpfstash_func(prog, f + 1)->aux->linfo_idx : U32_MAX;
+			lo = funcs[f].addr;
+			len = funcs[f].len;
+		}
 		/* The JIT must have put line i inside function f. */
-		if (WARN_ON_ONCE(addr < funcs[f].addr ||
-				 addr - funcs[f].addr >= funcs[f].len)) {
+		if (WARN_ON_ONCE(addr < lo || addr - lo >= len)) {
 			bpfstash_blob_put(b);
 			return -EINVAL;
 		}
 		jl[i].func = f;
-		jl[i].off = addr - funcs[f].addr;
+		jl[i].off = addr - lo;
 	}
 	/* Offsets, not addresses: the same when the program is loaded again. */
 	b->seen_key = bpfstash_blob_seen_key(b->data, b->size);
