@@ -96,6 +96,23 @@ awk -F, 'function sort(a, n,   i, j, x) {	# insertion sort, numeric (POSIX awk h
 			printf "| %s | %.1f | %.1f | %+.1f us (%+.1f%%) |\n", p, mb, mt, mt - mb, 100 * (mt - mb) / mb
 		}
 	}' "$res/zerocost.csv"
+cat <<EOF
+
+Counted in instructions (\`vm-run --icount\`, one boot of each kernel;
+thousands of instructions per load+close):
+
+| program | pristine p50 (kinsn) | patched, unmounted p50 (kinsn) | difference |
+|---|---|---|---|
+EOF
+awk -F, 'NR > 1 { v[$1 "," $3] = $6 }
+	END {
+		split("synthetic-3 subprogs", progs, " ")
+		for (i = 1; i <= 2; i++) {
+			p = progs[i]; b = v["base," p]; t = v["bench," p]
+			if (b == "" || t == "") continue
+			printf "| %s | %.1f | %.1f | %+.1f k (%+.2f%%) |\n", p, b, t, t - b, 100 * (t - b) / b
+		}
+	}' "$res/zerocost-icount.csv" 2>/dev/null
 
 cat <<EOF
 

@@ -46,6 +46,17 @@ for round in 1 2 3; do
 	done
 	echo "round $round done"
 done
+# The same pair counting instructions (vm-run --icount): one boot each is
+# enough, the counts do not drift with the host.
+echo "kernel,round,program,side,loads,p50_kinsn,p99_kinsn" > "$res/zerocost-icount.csv"
+for k in base bench; do
+	"$top/scripts/vm-run" -k "$k" --icount -q --no-kmemleak -o "$out/zci-$k" -t 900 -- sh -c \
+		"$top/build/bench/loadbench -r 1 -n 1000 --only unmounted --csv -l synthetic-3; $top/build/bench/loadbench -r 1 -n 100 --only unmounted --csv -l subprogs -o $top/build/tests/progs/subprogs.bpf.o" \
+		> /dev/null 2>&1
+	grep -E '^(synthetic-3|subprogs),' "$out/zci-$k/console.log" | tr -d '\r' |
+		sed "s/^/$k,1,/" >> "$res/zerocost-icount.csv"
+done
+echo "instruction counts done"
 
 say "host benchmarks: hash choice, resolve throughput"
 "$top/build/bench/hashbench" > "$res/hash.txt" 2>&1
