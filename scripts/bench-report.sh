@@ -46,14 +46,16 @@ column overstates hashing here. The next table does not have that bias.
 
 TCG time inflates kernel bookkeeping more than the verifier and JIT, so
 the same benchmark runs again in a guest whose clock counts instructions
-(\`scripts/vm-run --icount\`: one nanosecond per instruction executed). These
-counts do not depend on the host's speed or load. p99 still catches
-interrupts and kernel threads that ran during a load. An instruction is
-not a unit of time (hashing runs at a higher IPC than the verifier), but
-the hook's share of a load's instructions is the best estimate of its
-native share this machine can give. Figures in thousands of instructions
-per load+close; hook and hashing are the kernel's own counts (its clock
-counts instructions too).
+(\`scripts/vm-run --icount\`: one nanosecond per instruction executed, on a
+CPU model without ERMS/FSRM, so that the kernel clears and copies memory
+with loops rather than rep-prefixed instructions, which TCG counts once
+per byte). These counts do not depend on the host's speed or load; p99
+still catches interrupts and kernel threads that ran during a load. An
+instruction is not a unit of time: hashing, most of the hook, runs at a
+higher IPC than the rest of a load, so the hook's share of the
+instructions overstates its share of native time. Figures in thousands of
+instructions per load+close; hook and hashing are the kernel's own counts
+(its clock counts instructions too).
 
 | program | loads/side | not mounted (kinsn) | mounted (kinsn) | added p50 | added p99 | hook (kinsn) | hashing (kinsn) |
 |---|---|---|---|---|---|---|---|
@@ -64,8 +66,8 @@ cat <<EOF
 The reference figure for a native load+close of a trivial program is
 10-16 us; the trivial row above puts the hook at
 $(awk -F, '$1 == "synthetic-3" { printf "%.1f%%", 100 * $11 / $3 }' "$res/icount.csv" 2>/dev/null) of its instructions, which
-scaled to that native time is
-$(awk -F, '$1 == "synthetic-3" { printf "%.1f-%.1f us", 10 * $11 / $3, 16 * $11 / $3 }' "$res/icount.csv" 2>/dev/null). Hashing is
+scaled to that native time is at most
+$(awk -F, '$1 == "synthetic-3" { printf "%.1f-%.1f us", 10 * $11 / $3, 16 * $11 / $3 }' "$res/icount.csv" 2>/dev/null) (the 5 us bound applies to it). Hashing is
 most of the hook at every size: see section 7 for its native cost per byte.
 
 ### Zero cost when unused: pristine 6.12 against patched, not mounted
@@ -98,8 +100,8 @@ awk -F, 'function sort(a, n,   i, j, x) {	# insertion sort, numeric (POSIX awk h
 	}' "$res/zerocost.csv"
 cat <<EOF
 
-Counted in instructions (\`vm-run --icount\`, one boot of each kernel;
-thousands of instructions per load+close):
+Counted in instructions (\`vm-run --icount\` as above, one boot of each
+kernel; thousands of instructions per load+close):
 
 | program | pristine p50 (kinsn) | patched, unmounted p50 (kinsn) | difference |
 |---|---|---|---|
