@@ -419,18 +419,24 @@ static void test_random_faults(void)
 
 	if (!ASSERT_OK(stash_mount("max_entries=200"), "mount"))
 		return;
-	faults_reach_sleeping_allocations();
-	write_file(DEBUGFS "/failslab/probability", "5");
-	write_file(DEBUGFS "/failslab/times", "-1");
-	write_file(DEBUGFS "/failslab/task-filter", "Y");
-	write_file(DEBUGFS "/failslab/verbose", "0");
-	write_file(DEBUGFS "/fail_page_alloc/probability", "5");
-	write_file(DEBUGFS "/fail_page_alloc/times", "-1");
-	write_file(DEBUGFS "/fail_page_alloc/task-filter", "Y");
-	write_file(DEBUGFS "/fail_page_alloc/verbose", "0");
 
-	/* The deleter: bpfstash-gc if built, else rmdir of everything unloaded. */
-	deleter = fork();
+	/*
+	 * The deleter: bpfstash-gc if built, else rmdir of everything
+	 * unloaded.  Forked before any fault is armed, and retried: the test
+	 * is about the loads, not about fork().
+	 */
+	for (i = 0; i < 10; i++) {
+		deleter = fork();
+		if (deleter >= 0 || (errno != EAGAIN && errno != ENOMEM))
+			break;
+		usleep(100 * 1000);
+	}
+	if (deleter < 0) {
+		test__note("fork: %s", strerror(errno));
+		ASSERT_GT(deleter, 0, "fork the deleter");
+		stash_umount();
+		return;
+	}
 	if (deleter == 0) {
 		/* Its own process group: killing it kills a running gc too. */
 		setpgid(0, 0);
@@ -470,6 +476,16 @@ static void test_random_faults(void)
 			usleep(20000);
 		}
 	}
+	faults_reach_sleeping_allocations();
+	write_file(DEBUGFS "/failslab/task-filter", "Y");
+	write_file(DEBUGFS "/failslab/probability", "5");
+	write_file(DEBUGFS "/failslab/times", "-1");
+	write_file(DEBUGFS "/failslab/verbose", "0");
+	write_file(DEBUGFS "/fail_page_alloc/task-filter", "Y");
+	write_file(DEBUGFS "/fail_page_alloc/probability", "5");
+	write_file(DEBUGFS "/fail_page_alloc/times", "-1");
+	write_file(DEBUGFS "/fail_page_alloc/verbose", "0");
+
 	considered = stash_stat("considered");
 	stored = stash_stat("stored");
 	full = stash_stat("refused_full");
@@ -485,12 +501,10 @@ static void test_random_faults(void)
 		}
 	}
 	write_file("/proc/self/make-it-fail", "0");
-	/* kill(-1) would be everything: only a deleter that was forked. */
-	if (ASSERT_GT(deleter, 0, "fork the deleter")) {
-		kill(-deleter, SIGKILL);
-		kill(deleter, SIGKILL);
-		waitpid(deleter, NULL, 0);
-	}
+	/* Its process group: a bpfstash-gc it is running dies with it. */
+	kill(-deleter, SIGKILL);
+	kill(deleter, SIGKILL);
+	waitpid(deleter, NULL, 0);
 	/* Files the gc had open keep their entries until closed: let it die. */
 	usleep(300 * 1000);
 	write_file(DEBUGFS "/failslab/probability", "0");
