@@ -34,15 +34,23 @@ say "the same load benchmark counting instructions (QEMU -icount)"
 	"$top/bench/guest-icount.sh" | grep --line-buffered '^bench:'
 cp "$out/icount/icount.csv" "$res/" 2>/dev/null
 
+# One boot of KERNEL (base: pristine, bench: patched) loading with the stash
+# not mounted; prints CSV rows "KERNEL,ROUND,program,...".  Extra vm-run
+# options follow ROUND.
+zerocost_boot() {
+	local k=$1 dir=$2 round=$3
+	shift 3
+	"$top/scripts/vm-run" -k "$k" "$@" -q --no-kmemleak -o "$dir" -t 900 -- sh -c \
+		"$top/build/bench/loadbench -r 1 -n 1000 --only unmounted --csv -l synthetic-3; $top/build/bench/loadbench -r 1 -n 100 --only unmounted --csv -l subprogs -o $top/build/tests/progs/subprogs.bpf.o" \
+		> /dev/null 2>&1
+	grep -E '^(synthetic-3|subprogs),' "$dir/console.log" | tr -d '\r' | sed "s/^/$k,$round,/"
+}
+
 say "zero cost when unused: pristine 6.12 vs patched, stash not mounted (alternating boots)"
 echo "kernel,round,program,side,loads,p50_us,p99_us" > "$res/zerocost.csv"
 for round in 1 2 3; do
 	for k in base bench; do
-		"$top/scripts/vm-run" -k "$k" -q --no-kmemleak -o "$out/zc-$k" -t 900 -- sh -c \
-			"$top/build/bench/loadbench -r 1 -n 1000 --only unmounted --csv -l synthetic-3; $top/build/bench/loadbench -r 1 -n 60 --only unmounted --csv -l subprogs -o $top/build/tests/progs/subprogs.bpf.o" \
-			> /dev/null 2>&1
-		grep -E '^(synthetic-3|subprogs),' "$out/zc-$k/console.log" | tr -d '\r' |
-			sed "s/^/$k,$round,/" >> "$res/zerocost.csv"
+		zerocost_boot "$k" "$out/zc-$k" "$round" >> "$res/zerocost.csv"
 	done
 	echo "round $round done"
 done
@@ -50,11 +58,7 @@ done
 # enough, the counts do not drift with the host.
 echo "kernel,round,program,side,loads,p50_kinsn,p99_kinsn" > "$res/zerocost-icount.csv"
 for k in base bench; do
-	"$top/scripts/vm-run" -k "$k" --icount -q --no-kmemleak -o "$out/zci-$k" -t 900 -- sh -c \
-		"$top/build/bench/loadbench -r 1 -n 1000 --only unmounted --csv -l synthetic-3; $top/build/bench/loadbench -r 1 -n 100 --only unmounted --csv -l subprogs -o $top/build/tests/progs/subprogs.bpf.o" \
-		> /dev/null 2>&1
-	grep -E '^(synthetic-3|subprogs),' "$out/zci-$k/console.log" | tr -d '\r' |
-		sed "s/^/$k,1,/" >> "$res/zerocost-icount.csv"
+	zerocost_boot "$k" "$out/zci-$k" 1 --icount >> "$res/zerocost-icount.csv"
 done
 echo "instruction counts done"
 
