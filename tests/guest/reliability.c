@@ -61,28 +61,31 @@ static long read_long(const char *path)
 	return n > 0 ? strtol(buf, NULL, 10) : -1;
 }
 
-/*
- * fail-nth only reaches allocations that may sleep when failslab and
- * fail_page_alloc are told not to ignore them.
- */
-static void faults_reach_sleeping_allocations(void)
+/* Write @val to @file of both failslab and fail_page_alloc. */
+static void fault_attrs_write(const char *file, const char *val)
 {
 	static const char *const attrs[] = { "failslab", "fail_page_alloc" };
 	char path[128];
 	size_t i;
 
 	for (i = 0; i < 2; i++) {
-		/* Quiet: a stack trace per injected failure floods the console. */
-		snprintf(path, sizeof(path), DEBUGFS "/%s/verbose", attrs[i]);
-		write_file(path, "0");
-		snprintf(path, sizeof(path), DEBUGFS "/%s/ignore-gfp-wait", attrs[i]);
-		write_file(path, "N");
-		/* No stack filter unless a test sets one. */
-		snprintf(path, sizeof(path), DEBUGFS "/%s/require-start", attrs[i]);
-		write_file(path, "0");
-		snprintf(path, sizeof(path), DEBUGFS "/%s/require-end", attrs[i]);
-		write_file(path, "0xffffffffffffffff");
+		snprintf(path, sizeof(path), DEBUGFS "/%s/%s", attrs[i], file);
+		write_file(path, val);
 	}
+}
+
+/*
+ * fail-nth only reaches allocations that may sleep when failslab and
+ * fail_page_alloc are told not to ignore them.
+ */
+static void faults_reach_sleeping_allocations(void)
+{
+	/* Quiet: a stack trace per injected failure floods the console. */
+	fault_attrs_write("verbose", "0");
+	fault_attrs_write("ignore-gfp-wait", "N");
+	/* No stack filter unless a test sets one. */
+	fault_attrs_write("require-start", "0");
+	fault_attrs_write("require-end", "0xffffffffffffffff");
 	write_file(DEBUGFS "/fail_page_alloc/ignore-gfp-highmem", "N");
 	write_file(DEBUGFS "/fail_page_alloc/min-order", "0");
 }
@@ -95,10 +98,8 @@ static void faults_reach_sleeping_allocations(void)
 static int faults_only_in_the_stash(void)
 {
 	unsigned long long addr, start = 0, end = ~0ULL;
-	static const char *const attrs[] = { "failslab", "fail_page_alloc" };
-	char line[512], type, name[256], path[128], val[32];
+	char line[512], type, name[256], val[32];
 	FILE *f = fopen("/proc/kallsyms", "r");
-	size_t i;
 
 	if (access(DEBUGFS "/failslab/require-start", W_OK))
 		return -ENOENT;
@@ -115,16 +116,11 @@ static int faults_only_in_the_stash(void)
 		fclose(f);
 	if (!start || end == ~0ULL)
 		return -ENOENT;
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), DEBUGFS "/%s/require-start", attrs[i]);
-		snprintf(val, sizeof(val), "0x%llx", start);
-		write_file(path, val);
-		snprintf(path, sizeof(path), DEBUGFS "/%s/require-end", attrs[i]);
-		snprintf(val, sizeof(val), "0x%llx", end);
-		write_file(path, val);
-		snprintf(path, sizeof(path), DEBUGFS "/%s/stacktrace-depth", attrs[i]);
-		write_file(path, "32");
-	}
+	snprintf(val, sizeof(val), "0x%llx", start);
+	fault_attrs_write("require-start", val);
+	snprintf(val, sizeof(val), "0x%llx", end);
+	fault_attrs_write("require-end", val);
+	fault_attrs_write("stacktrace-depth", "32");
 	return 0;
 }
 
@@ -477,14 +473,10 @@ static void test_random_faults(void)
 		}
 	}
 	faults_reach_sleeping_allocations();
-	write_file(DEBUGFS "/failslab/task-filter", "Y");
-	write_file(DEBUGFS "/failslab/probability", "5");
-	write_file(DEBUGFS "/failslab/times", "-1");
-	write_file(DEBUGFS "/failslab/verbose", "0");
-	write_file(DEBUGFS "/fail_page_alloc/task-filter", "Y");
-	write_file(DEBUGFS "/fail_page_alloc/probability", "5");
-	write_file(DEBUGFS "/fail_page_alloc/times", "-1");
-	write_file(DEBUGFS "/fail_page_alloc/verbose", "0");
+	/* Only tasks with make-it-fail, before any failure is likely. */
+	fault_attrs_write("task-filter", "Y");
+	fault_attrs_write("times", "-1");
+	fault_attrs_write("probability", "5");
 
 	considered = stash_stat("considered");
 	stored = stash_stat("stored");
@@ -507,8 +499,7 @@ static void test_random_faults(void)
 	waitpid(deleter, NULL, 0);
 	/* Files the gc had open keep their entries until closed: let it die. */
 	usleep(300 * 1000);
-	write_file(DEBUGFS "/failslab/probability", "0");
-	write_file(DEBUGFS "/fail_page_alloc/probability", "0");
+	fault_attrs_write("probability", "0");
 
 	test__note("%d of %d loads succeeded under random faults; stored %lld, refused full %lld, nomem %lld",
 		   ok, loads, stash_stat("stored") - stored, stash_stat("refused_full") - full,
