@@ -33,7 +33,8 @@ enum bpfstash_blob_id {
  * @node: in the store's blob table, keyed by @digest
  * @seen_node: in the store's table of blobs found by their bytes, keyed by
  *	@seen_key, if @seen
- * @seen_key: xxh64 of @data; 0 for bytes never seen again (a JITed image)
+ * @seen_key: xxh64 of a sample of @data; 0 for bytes never seen again (a
+ *	JITed image)
  * @ref: one per entry using the blob
  * @size: bytes in @data
  * @listed: in the table (under the store's lock); a snapshot's new blobs

@@ -77,7 +77,7 @@ static struct bpfstash_store {
 	bool active;
 	struct rhashtable entries;	/* by meta.hash */
 	struct rhashtable blobs;	/* by digest */
-	struct rhashtable blobs_seen;	/* by xxh64 of the bytes, see bpfstash_blob_seen() */
+	struct rhashtable blobs_seen;	/* by a key of the bytes, see bpfstash_blob_seen_key() */
 	struct xarray index;		/* listing order -> entry */
 	u32 next_index;
 	struct mem_cgroup __rcu *memcg;	/* charged for entries */
@@ -287,15 +287,31 @@ static void bpfstash_blob_put(struct bpfstash_blob *b);
 
 /*
  * Blobs that do not change when a program is loaded again (line info, func
- * info, BTF, jited line info) are found again by their bytes: an xxh64 of
- * them picks a stored blob, and a memcmp() confirms it.  Both together cost
- * a small fraction of a BLAKE2s, which such a blob then does not need.  A
- * blob whose key another stored blob already has (an xxh64 collision) is
- * only hashed each time; it is never confused with that blob.
+ * info, BTF, jited line info) are found again by their bytes: a key picks a
+ * stored blob, and a memcmp() confirms it.  Together they cost a fraction
+ * of a BLAKE2s, which such a blob then does not need.  The key is an xxh64
+ * of the size and of a sample of the bytes (head, middle and tail), not of
+ * all of them: the memcmp() reads every byte anyway, and a key over all of
+ * them read the bytes twice (a tenth of the hook for a program with a large
+ * BTF).  A blob whose key another stored blob already has (same size and
+ * sample, other bytes) is only hashed each time; it is never confused with
+ * that blob.
  */
+#define BPFSTASH_SEEN_SAMPLE	64
+
 static u64 bpfstash_blob_seen_key(const void *data, u32 size)
 {
-	return xxh64(data, size, size);
+	const u8 *p = data;
+	struct xxh64_state state;
+
+	if (size <= 3 * BPFSTASH_SEEN_SAMPLE)
+		return xxh64(data, size, size);
+	xxh64_reset(&state, size);
+	xxh64_update(&state, p, BPFSTASH_SEEN_SAMPLE);
+	xxh64_update(&state, p + size / 2 - BPFSTASH_SEEN_SAMPLE / 2,
+		     BPFSTASH_SEEN_SAMPLE);
+	xxh64_update(&state, p + size - BPFSTASH_SEEN_SAMPLE, BPFSTASH_SEEN_SAMPLE);
+	return xxh64_digest(&state);
 }
 
 /* A stored blob with exactly @size bytes @data, with a reference, or NULL. */

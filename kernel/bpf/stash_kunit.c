@@ -325,12 +325,70 @@ static void bpfstash_test_store(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, static_key_enabled(&bpfstash_active));
 }
 
+/*
+ * The key that finds a blob by its bytes only samples them: bytes that
+ * differ outside the sample give the same key, and must still never be
+ * taken for the stored blob.
+ */
+static void bpfstash_test_seen_sample(struct kunit *test)
+{
+	const u32 size = 4096;
+	struct bpf_prog *p = bpfstash_test_prog(test);
+	struct bpfstash_entry *e, *stored;
+	struct bpfstash_blob *b;
+	u8 *one, *other;
+	int i;
+
+	one = kunit_kmalloc(test, size, GFP_KERNEL);
+	other = kunit_kmalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, one);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	for (i = 0; i < size; i++)
+		one[i] = i * 7;
+	memcpy(other, one, size);
+	other[1000] ^= 1;	/* outside the head, middle and tail samples */
+	KUNIT_ASSERT_EQ(test, bpfstash_blob_seen_key(one, size),
+			bpfstash_blob_seen_key(other, size));
+
+	KUNIT_ASSERT_EQ(test, bpfstash_store_activate(1 << 20, 10), 0);
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	refcount_set(&e->ref, 1);
+	INIT_RCU_WORK(&e->free_work, bpfstash_entry_free_work);
+	e->blobs[BPFSTASH_BLOB_BTF] = bpfstash_blob_new(one, size, &store.btf_hash_cached);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(e->blobs[BPFSTASH_BLOB_BTF]));
+	e->meta.content.btf_size = size;
+	bpfstash_content_hash(&e->meta.content, NULL, e->blobs, e->meta.hash);
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(p, e, &stored), 0);
+	KUNIT_EXPECT_TRUE(test, e->blobs[BPFSTASH_BLOB_BTF]->seen);
+
+	/* The same bytes: the stored blob. */
+	b = bpfstash_blob_new(one, size, &store.btf_hash_cached);
+	KUNIT_EXPECT_PTR_EQ(test, b, e->blobs[BPFSTASH_BLOB_BTF]);
+	bpfstash_blob_put(b);
+
+	/* Same key, other bytes: a copy of its own, hashed. */
+	b = bpfstash_blob_new(other, size, &store.btf_hash_cached);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(b));
+	KUNIT_EXPECT_PTR_NE(test, b, e->blobs[BPFSTASH_BLOB_BTF]);
+	KUNIT_EXPECT_FALSE(test, b->listed);
+	KUNIT_EXPECT_EQ(test, memcmp(b->data, other, size), 0);
+	KUNIT_EXPECT_NE(test, memcmp(b->digest, e->blobs[BPFSTASH_BLOB_BTF]->digest,
+				     BPFSTASH_DIGEST_SIZE), 0);
+	bpfstash_blob_put(b);
+
+	bpfstash_store_deactivate();
+	__bpfstash_prog_unload(p);
+	bpfstash_test_settle();
+}
+
 static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE(bpfstash_test_digest),
 	KUNIT_CASE(bpfstash_test_content_hash),
 	KUNIT_CASE(bpfstash_test_hash_covers_content),
 	KUNIT_CASE_PARAM(bpfstash_test_limits, bpfstash_limits_gen_params),
 	KUNIT_CASE(bpfstash_test_store),
+	KUNIT_CASE(bpfstash_test_seen_sample),
 	{}
 };
 
