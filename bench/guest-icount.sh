@@ -12,7 +12,7 @@ b=$top/build/bench
 p=$top/build/tests/progs
 rounds=${BENCH_ICOUNT_ROUNDS:-4}
 
-echo "program,loads_per_side,p50_unmounted_kinsn,p99_unmounted_kinsn,p50_mounted_kinsn,p99_mounted_kinsn,added_p50_kinsn,added_p50_pct,added_p99_kinsn,added_p99_pct,hook_kinsn,hash_kinsn" > "$out/icount.csv"
+echo "program,loads_per_side,p50_unmounted_kinsn,p99_unmounted_kinsn,p50_mounted_kinsn,p99_mounted_kinsn,added_p50_kinsn,added_p50_pct,added_p99_kinsn,added_p99_pct,hook_kinsn,hash_kinsn,hashed_bytes" > "$out/icount.csv"
 for insns in 3 64 512 4096; do
 	n=100
 	[ $insns -ge 4096 ] && n=10

@@ -9,7 +9,7 @@ b=$top/build/bench
 p=$top/build/tests/progs
 rounds=${BENCH_ROUNDS:-10}
 
-echo "program,loads_per_side,p50_unmounted_us,p99_unmounted_us,p50_mounted_us,p99_mounted_us,added_p50_us,added_p50_pct,added_p99_us,added_p99_pct,hook_us,hash_us" > "$out/load.csv"
+echo "program,loads_per_side,p50_unmounted_us,p99_unmounted_us,p50_mounted_us,p99_mounted_us,added_p50_us,added_p50_pct,added_p99_us,added_p99_pct,hook_us,hash_us,hashed_bytes" > "$out/load.csv"
 for insns in 3 64 512 4096 32768; do
 	n=100
 	[ $insns -ge 4096 ] && n=20

@@ -158,12 +158,12 @@ static void synth(struct loadable *l, int n)
  * (sign -1: what the mount-time walk of loaded programs did is not the
  * load path's) and before unmounting (sign 1).
  */
-static double hook_ns, hash_ns, hook_loads;
+static double hook_ns, hash_ns, hashed_bytes, hook_loads;
 
 static void read_hook_stats(int sign)
 {
 	char line[128], key[64];
-	long long v, considered = 0, ns = 0, hns = 0;
+	long long v, considered = 0, ns = 0, hns = 0, hbytes = 0;
 	FILE *f = fopen(ROOT "/stats", "r");
 
 	if (!f)
@@ -177,10 +177,13 @@ static void read_hook_stats(int sign)
 			ns = v;
 		else if (!strcmp(key, "hash_ns"))
 			hns = v;
+		else if (!strcmp(key, "hashed_bytes"))
+			hbytes = v;
 	}
 	fclose(f);
 	hook_ns += sign * ns;
 	hash_ns += sign * hns;
+	hashed_bytes += sign * hbytes;
 	hook_loads += sign * considered;
 }
 
@@ -368,22 +371,24 @@ int main(int argc, char **argv)
 		const char *what = label ? label : l.obj_path ? l.obj_path : "synthetic";
 
 		if (csv)
-			printf("%s,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.2f,%.1f,%.2f,%.2f,%.2f\n", what, nlat[0],
-			       p50u, p99u, p50m, p99m, p50m - p50u, 100 * (p50m - p50u) / p50u,
-			       p99m - p99u, 100 * (p99m - p99u) / p99u,
+			printf("%s,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.2f,%.1f,%.2f,%.2f,%.2f,%.0f\n", what,
+			       nlat[0], p50u, p99u, p50m, p99m, p50m - p50u,
+			       100 * (p50m - p50u) / p50u, p99m - p99u, 100 * (p99m - p99u) / p99u,
 			       hook_loads ? hook_ns / hook_loads / 1000 : 0,
-			       hook_loads ? hash_ns / hook_loads / 1000 : 0);
+			       hook_loads ? hash_ns / hook_loads / 1000 : 0,
+			       hook_loads ? hashed_bytes / hook_loads : 0);
 		else
 			printf("%s: %d loads per side, interleaved\n"
 			       "  not mounted: p50 %.1f us  p99 %.1f us\n"
 			       "  mounted:     p50 %.1f us  p99 %.1f us\n"
 			       "  added:       p50 %+.1f us (%+.2f%%)  p99 %+.1f us (%+.2f%%)\n"
 			       "  in the hook: %.1f us per load (the stash's hook_ns), "
-			       "hashing %.1f us of it (hash_ns)\n",
+			       "hashing %.1f us of it (hash_ns), %.0f bytes hashed\n",
 			       what, nlat[0], p50u, p99u, p50m, p99m, p50m - p50u,
 			       100 * (p50m - p50u) / p50u, p99m - p99u, 100 * (p99m - p99u) / p99u,
 			       hook_loads ? hook_ns / hook_loads / 1000 : 0,
-			       hook_loads ? hash_ns / hook_loads / 1000 : 0);
+			       hook_loads ? hash_ns / hook_loads / 1000 : 0,
+			       hook_loads ? hashed_bytes / hook_loads : 0);
 	}
 	return 0;
 }

@@ -62,6 +62,28 @@ for k in base bench; do
 done
 echo "instruction counts done"
 
+say "native load times: the same programs loaded by this machine's own kernel"
+# No stash there: this is the load time the instruction counts above are
+# scaled to (see the report's native estimate).  Needs bpf() on the host.
+{
+	echo "# kernel $(uname -r)"
+	echo "program,side,loads,p50_us,p99_us"
+	if "$top/build/bench/loadbench" -r 1 -n 10 --only unmounted -i 3 > "$res/native.err" 2>&1; then
+		for insns in 3 64 512 4096; do
+			n=100
+			[ $insns -ge 4096 ] && n=30
+			"$top/build/bench/loadbench" -r 3 -n $n --only unmounted --csv -l "synthetic-$insns" -i $insns
+		done
+		for obj in subprogs large; do
+			"$top/build/bench/loadbench" -r 3 -n 30 --only unmounted --csv -l "$obj" -o "$top/build/tests/progs/$obj.bpf.o"
+		done
+	else
+		echo "# skipped: bpf() does not load programs here: $(tail -1 "$res/native.err")"
+	fi
+} > "$res/native.csv" 2>&1
+rm -f "$res/native.err"
+grep '^# ' "$res/native.csv"
+
 say "host benchmarks: hash choice, resolve throughput"
 "$top/build/bench/hashbench" > "$res/hash.txt" 2>&1
 [ -x "$top/build/bench/resolve_bench" ] &&

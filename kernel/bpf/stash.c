@@ -216,6 +216,8 @@ bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
 			       BPFSTASH_DIGEST_SIZE);
 	blake2s_final(&state, digest);
 	memcpy(hash, digest, BPFSTASH_HASH_SIZE);
+	atomic64_add(sizeof(domain) + sizeof(*content) + content->funcs_size +
+		     BPFSTASH_NR_BLOBS * BPFSTASH_DIGEST_SIZE, &store.hashed_bytes);
 	atomic64_add(ktime_get_ns() - start, &store.hash_ns);
 }
 
