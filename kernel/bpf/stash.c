@@ -53,6 +53,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
+#include <linux/unaligned.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -316,6 +317,26 @@ static u64 bpfstash_blob_seen_key(const void *data, u32 size)
 	return xxh64_digest(&state);
 }
 
+/*
+ * Whether @a and @b hold the same @len bytes: memcmp() without the order,
+ * four words per step.  Line info and jited line info of a large program
+ * are tens of KiB compared at every load; the word-at-a-time memcmp() took
+ * twice the instructions.
+ */
+static bool bpfstash_bytes_equal(const void *a, const void *b, size_t len)
+{
+	const unsigned long *x = a, *y = b;
+
+	for (; len >= 4 * sizeof(long); x += 4, y += 4, len -= 4 * sizeof(long)) {
+		if ((get_unaligned(x) ^ get_unaligned(y)) |
+		    (get_unaligned(x + 1) ^ get_unaligned(y + 1)) |
+		    (get_unaligned(x + 2) ^ get_unaligned(y + 2)) |
+		    (get_unaligned(x + 3) ^ get_unaligned(y + 3)))
+			return false;
+	}
+	return !memcmp(x, y, len);
+}
+
 /* A stored blob with exactly @size bytes @data, with a reference, or NULL. */
 static struct bpfstash_blob *bpfstash_blob_seen(const void *data, u32 size, u64 key)
 {
@@ -326,7 +347,7 @@ static struct bpfstash_blob *bpfstash_blob_seen(const void *data, u32 size, u64 
 	if (b && (b->size != size || !refcount_inc_not_zero(&b->ref)))
 		b = NULL;
 	rcu_read_unlock();
-	if (b && memcmp(b->data, data, size)) {
+	if (b && !bpfstash_bytes_equal(b->data, data, size)) {
 		bpfstash_blob_put(b);
 		b = NULL;
 	}
@@ -521,12 +542,13 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 					 struct bpfstash_blob **blob)
 {
 	u32 nr = prog->aux->nr_linfo, i, f = 0, next;
+	void **jited_linfo = prog->aux->jited_linfo;
 	struct bpfstash_jited_line *jl;
 	struct bpfstash_blob *b;
 	unsigned long lo, len;
 
 	*blob = NULL;
-	if (!nr || !prog->aux->jited_linfo)
+	if (!nr || !jited_linfo)
 		return 0;
 	b = bpfstash_blob_alloc(nr * sizeof(*jl));
 	if (!b)
@@ -536,7 +558,7 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 	lo = funcs[0].addr;
 	len = funcs[0].len;
 	for (i = 0; i < nr; i++) {
-		unsigned long addr = (unsigned long)prog->aux->jited_linfo[i];
+		unsigned long off;
 
 		while (i >= next) {
 			f++;
@@ -545,13 +567,19 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 			lo = funcs[f].addr;
 			len = funcs[f].len;
 		}
-		/* The JIT must have put line i inside function f. */
-		if (WARN_ON_ONCE(addr < lo || addr - lo >= len)) {
+		/*
+		 * The JIT must have put line i inside function f.  One
+		 * comparison: below lo, the difference wraps past len.
+		 * jited_linfo is read from a local: the stores below could
+		 * alias prog->aux, which would be read again at every line.
+		 */
+		off = (unsigned long)jited_linfo[i] - lo;
+		if (WARN_ON_ONCE(off >= len)) {
 			bpfstash_blob_put(b);
 			return -EINVAL;
 		}
 		jl[i].func = f;
-		jl[i].off = addr - lo;
+		jl[i].off = off;
 	}
 	/* Offsets, not addresses: the same when the program is loaded again. */
 	b->seen_key = bpfstash_blob_seen_key(b->data, b->size);
