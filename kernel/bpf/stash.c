@@ -291,14 +291,14 @@ static void bpfstash_blob_put(struct bpfstash_blob *b);
 /*
  * Blobs that do not change when a program is loaded again (line info, func
  * info, BTF, jited line info) are found again by their bytes: a key picks a
- * stored blob, and a memcmp() confirms it.  Together they cost a fraction
+ * stored blob, and a comparison confirms it.  Together they cost a fraction
  * of a BLAKE2s, which such a blob then does not need.  The key is an xxh64
  * of the size and of a sample of the bytes (head, middle and tail), not of
- * all of them: the memcmp() reads every byte anyway, and a key over all of
- * them read the bytes twice (a tenth of the hook for a program with a large
- * BTF).  A blob whose key another stored blob already has (same size and
- * sample, other bytes) is only hashed each time; it is never confused with
- * that blob.
+ * all of them: the comparison reads every byte anyway, and a key over all
+ * of them read the bytes twice (a tenth of the hook for a program with
+ * 3 000 lines of line info).  A blob whose key another stored blob already
+ * has (same size and sample, other bytes) is only hashed each time; it is
+ * never confused with that blob.
  */
 #define BPFSTASH_SEEN_SAMPLE	64
 
