@@ -369,14 +369,16 @@ int main(int argc, char **argv)
 		double p50u = pct(lat[0], nlat[0], 50), p99u = pct(lat[0], nlat[0], 99);
 		double p50m = pct(lat[1], nlat[1], 50), p99m = pct(lat[1], nlat[1], 99);
 		const char *what = label ? label : l.obj_path ? l.obj_path : "synthetic";
+		/* The stash's own figures, per load. */
+		double per = hook_loads ? 1 / hook_loads : 0;
+		double hook_us = hook_ns * per / 1000, hash_us = hash_ns * per / 1000;
+		double hbytes = hashed_bytes * per;
 
 		if (csv)
 			printf("%s,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.2f,%.1f,%.2f,%.2f,%.2f,%.0f\n", what,
 			       nlat[0], p50u, p99u, p50m, p99m, p50m - p50u,
 			       100 * (p50m - p50u) / p50u, p99m - p99u, 100 * (p99m - p99u) / p99u,
-			       hook_loads ? hook_ns / hook_loads / 1000 : 0,
-			       hook_loads ? hash_ns / hook_loads / 1000 : 0,
-			       hook_loads ? hashed_bytes / hook_loads : 0);
+			       hook_us, hash_us, hbytes);
 		else
 			printf("%s: %d loads per side, interleaved\n"
 			       "  not mounted: p50 %.1f us  p99 %.1f us\n"
@@ -386,9 +388,7 @@ int main(int argc, char **argv)
 			       "hashing %.1f us of it (hash_ns), %.0f bytes hashed\n",
 			       what, nlat[0], p50u, p99u, p50m, p99m, p50m - p50u,
 			       100 * (p50m - p50u) / p50u, p99m - p99u, 100 * (p99m - p99u) / p99u,
-			       hook_loads ? hook_ns / hook_loads / 1000 : 0,
-			       hook_loads ? hash_ns / hook_loads / 1000 : 0,
-			       hook_loads ? hashed_bytes / hook_loads : 0);
+			       hook_us, hash_us, hbytes);
 	}
 	return 0;
 }

@@ -533,6 +533,12 @@ static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
 	return 0;
 }
 
+/* The first line of the function after @f, U32_MAX after the last one. */
+static u32 bpfstash_next_func_line(const struct bpf_prog *prog, u32 nr_funcs, u32 f)
+{
+	return f + 1 < nr_funcs ? bpfstash_func(prog, f + 1)->aux->linfo_idx : U32_MAX;
+}
+
 /*
  * jited_line_info as (function, offset): the line info of function i starts
  * at its linfo_idx, as the JIT and bpf_prog_get_info_by_fd() see it.
@@ -554,7 +560,7 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 	if (!b)
 		return -ENOMEM;
 	jl = (struct bpfstash_jited_line *)b->data;
-	next = nr_funcs > 1 ? bpfstash_func(prog, 1)->aux->linfo_idx : U32_MAX;
+	next = bpfstash_next_func_line(prog, nr_funcs, 0);
 	lo = funcs[0].addr;
 	len = funcs[0].len;
 	for (i = 0; i < nr; i++) {
@@ -562,8 +568,7 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 
 		while (i >= next) {
 			f++;
-			next = f + 1 < nr_funcs ?
-			       bpfstash_func(prog, f + 1)->aux->linfo_idx : U32_MAX;
+			next = bpfstash_next_func_line(prog, nr_funcs, f);
 			lo = funcs[f].addr;
 			len = funcs[f].len;
 		}
