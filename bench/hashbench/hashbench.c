@@ -8,7 +8,10 @@
  * reference, and the kernel's x86 BLAKE2s (arch/x86/crypto/blake2s-core.S,
  * SSSE3 and AVX-512, what the stash runs with CRYPTO_BLAKE2S_X86), over the
  * sizes that matter: a 16-byte image, a typical 4 KB program, a 90 KB
- * unrolled one.  Prints ns/byte, ns per hash, and ratios.
+ * unrolled one.  It also times the crypto API's x86 SHA-256 block functions
+ * (arch/x86/crypto/sha256_ni_asm.S and sha256-avx2-asm.S, driven by
+ * crypto/sha256_base.h as sha256_ssse3_glue.c drives them).  Prints ns/byte,
+ * ns per hash, and ratios.
  *
  *   make -C bench hashbench && build/bench/hashbench
  */
@@ -19,11 +22,21 @@
 #include <openssl/evp.h>
 
 #include <crypto/sha2.h>
+#include <crypto/sha256_base.h>
 #include <crypto/blake2s.h>
 
 bool hashbench_no_selftest(void) { return true; }
 
 void sha256(const u8 *data, unsigned int len, u8 *out);
+
+/* CPUID leaf 7, EBX bit 29 (gcc 12 has no __builtin_cpu_supports("sha")). */
+static int have_sha_ni(void)
+{
+	unsigned int a = 7, b, c = 0, d;
+
+	__asm__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+	return (b >> 29) & 1;
+}
 
 static double now_ns(void)
 {
@@ -56,6 +69,27 @@ void hb_arch_compress(struct blake2s_state *state, const u8 *block,
 }
 
 static u8 sink[64];
+
+/*
+ * The x86 SHA-256 block functions of the crypto API (arch/x86/crypto/
+ * sha256_ni_asm.S, sha256-avx2-asm.S), driven by sha256_base.h as
+ * sha256_ssse3_glue.c drives them: what crypto_alloc_shash("sha256")
+ * gives the stash on a CPU with SHA-NI, and on one with AVX2 only.
+ */
+void sha256_ni_transform(struct sha256_state *digest, const u8 *data, int rounds);
+void sha256_transform_rorx(struct sha256_state *state, const u8 *data, int blocks);
+
+static void arch_sha256(const u8 *d, size_t n, sha256_block_fn *fn)
+{
+	struct shash_desc desc;
+
+	sha256_base_init(&desc);
+	sha256_base_do_update(&desc, d, n, fn);
+	sha256_base_do_finalize(&desc, fn);
+	sha256_base_finish(&desc, sink);
+}
+static void k_sha256_ni(const u8 *d, size_t n) { arch_sha256(d, n, sha256_ni_transform); }
+static void k_sha256_avx2(const u8 *d, size_t n) { arch_sha256(d, n, sha256_transform_rorx); }
 
 static void arch_blake2s(const u8 *d, size_t n)
 {
@@ -112,6 +146,8 @@ int main(void)
 		{ "kernel blake2s() (generic C)", k_blake2s },
 		{ "OpenSSL SHA-256 (SHA-NI/AVX)", o_sha256 },
 		{ "OpenSSL BLAKE2s", o_blake2s },
+		{ "kernel sha256 AVX2 (x86 asm)", k_sha256_avx2 },
+		{ "kernel sha256 SHA-NI (x86 asm)", k_sha256_ni },
 		{ "kernel blake2s() SSSE3 (x86 asm)", k_blake2s_ssse3 },
 		{ "kernel blake2s() AVX-512 (x86 asm)", k_blake2s_avx512 },
 	};
@@ -146,6 +182,25 @@ int main(void)
 			fprintf(stderr, "hashbench: SSSE3 blake2s disagrees with the generic one\n");
 			return 1;
 		}
+		if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("bmi2") ||
+		    !have_sha_ni()) {
+			/* The kernel picks them only on such CPUs, too. */
+			fprintf(stderr, "hashbench: this CPU lacks AVX2, BMI2 or SHA-NI, "
+				"which the kernel's x86 sha256 rows need\n");
+			return 1;
+		}
+		sha256(buf, 4097, k);
+		k_sha256_avx2(buf, 4097);
+		if (memcmp(k, sink, 32)) {
+			fprintf(stderr, "hashbench: AVX2 sha256 disagrees with the generic one\n");
+			return 1;
+		}
+		k_sha256_ni(buf, 4097);
+		if (memcmp(k, sink, 32)) {
+			fprintf(stderr, "hashbench: SHA-NI sha256 disagrees with the generic one\n");
+			return 1;
+		}
+		blake2s(k, buf, NULL, 32, 4097, 0);
 		if (!__builtin_cpu_supports("avx512vl")) {
 			printf("(no AVX-512VL on this CPU: its row is left out)\n");
 			nalgos--;
@@ -172,6 +227,15 @@ int main(void)
 	printf("\nkernel generic C, sha256/blake2s time ratio:");
 	for (s = 0; s < 4; s++)
 		printf("  %zu B: %.2fx", sizes[s], t[0][s] / t[1][s]);
+	printf("\n");
+	printf("kernel x86 asm, blake2s (%s) / sha256 SHA-NI time ratio:",
+	       nalgos == ARRAY_SIZE(algos) ? "AVX-512" : "SSSE3");
+	for (s = 0; s < 4; s++)
+		printf("  %zu B: %.2fx", sizes[s], t[nalgos - 1][s] / t[5][s]);
+	printf("\n");
+	printf("kernel x86 asm, sha256 AVX2 / blake2s SSSE3 time ratio:");
+	for (s = 0; s < 4; s++)
+		printf("  %zu B: %.2fx", sizes[s], t[4][s] / t[6][s]);
 	printf("\n");
 	printf("kernel blake2s, generic C / x86 asm time ratio:");
 	for (s = 0; s < 4; s++)
