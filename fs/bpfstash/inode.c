@@ -501,8 +501,11 @@ static int bpfstash_fill_super(struct super_block *sb, struct fs_context *fc)
 		return -ENOMEM;
 
 	err = bpfstash_store_activate(fsi->max_bytes, fsi->max_entries);
-	if (err)
+	if (err) {
+		if (err != -EBUSY)
+			errorfc(fc, "cannot start the store: %pe", ERR_PTR(err));
 		return err;
+	}
 	fsi->activated = true;
 	return 0;
 }

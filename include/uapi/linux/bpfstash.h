@@ -26,16 +26,16 @@
  *
  * The content hash
  * ----------------
- * hash = the first 20 bytes of BLAKE2s-256 (RFC 7693, unkeyed, 32-byte
- * output) over this canonical serialisation:
+ * hash = the first 20 bytes of SHA-256 (FIPS 180-4) over this canonical
+ * serialisation:
  *
- *   "bpfstash-v1" and a NUL byte           (12 bytes)
+ *   "bpfstash-v2" and a NUL byte           (12 bytes)
  *   meta.content                           (struct bpfstash_content)
  *   the funcs file                         (content.funcs_size bytes)
  *   D(jited) D(line_info) D(jited_line_info) D(func_info) D(btf)
  *
- * where D(x) is the 32-byte BLAKE2s-256 digest of file x (of zero bytes
- * when x is empty).  Hashing the blobs separately lets the kernel hash a
+ * where D(x) is the 32-byte SHA-256 digest of file x (of zero bytes when
+ * x is empty).  Hashing the blobs separately lets the kernel hash a
  * BTF object once for all the programs that share it, and store identical
  * blobs once.  Program id, times, uid and state are not covered: they are
  * not content.  The hash covers the functions' load addresses and JITed
@@ -51,10 +51,10 @@
 
 #include <linux/types.h>
 
-#define BPFSTASH_VERSION	1
+#define BPFSTASH_VERSION	2	/* 1 named entries by BLAKE2s */
 #define BPFSTASH_HASH_SIZE	20	/* bytes, as a build-id */
-#define BPFSTASH_DIGEST_SIZE	32	/* BLAKE2s-256, per blob */
-#define BPFSTASH_HASH_DOMAIN	"bpfstash-v1"	/* followed by a NUL */
+#define BPFSTASH_DIGEST_SIZE	32	/* SHA-256, per blob */
+#define BPFSTASH_HASH_DOMAIN	"bpfstash-v2"	/* followed by a NUL */
 #define BPFSTASH_MAX_FUNCS	256	/* BPF_MAX_SUBPROGS */
 #define BPFSTASH_NAME_LEN	16	/* BPF_OBJ_NAME_LEN */
 #define BPFSTASH_TAG_SIZE	8	/* BPF_TAG_SIZE */

@@ -582,7 +582,7 @@ static int digest(const void *data, size_t len, uint8_t out[BPFSTASH_DIGEST_SIZE
 {
 	unsigned int n = BPFSTASH_DIGEST_SIZE;
 
-	return EVP_Digest(data ? data : "", len, out, &n, EVP_blake2s256(), NULL) &&
+	return EVP_Digest(data ? data : "", len, out, &n, EVP_sha256(), NULL) &&
 	       n == BPFSTASH_DIGEST_SIZE ? 0 : -EIO;
 }
 
@@ -604,7 +604,7 @@ int bpfstash_entry_compute_hash(const struct bpfstash_entry *e,
 	ctx = EVP_MD_CTX_new();
 	if (!ctx)
 		return -ENOMEM;
-	ok = EVP_DigestInit_ex(ctx, EVP_blake2s256(), NULL) &&
+	ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
 	     EVP_DigestUpdate(ctx, domain, sizeof(domain)) &&
 	     EVP_DigestUpdate(ctx, &e->meta.content, sizeof(e->meta.content)) &&
 	     EVP_DigestUpdate(ctx, e->funcs, e->funcs_size) &&
