@@ -364,8 +364,8 @@ static bool bpfstash_bytes_equal(const void *a, const void *b, size_t len)
 	return !memcmp(x, y, len);
 }
 
-/* A stored blob with exactly @size bytes @data, with a reference, or NULL. */
-static struct bpfstash_blob *bpfstash_blob_seen(const void *data, u32 size, u64 key)
+/* The stored blob of @size bytes that @key picks, with a reference, or NULL. */
+static struct bpfstash_blob *bpfstash_blob_candidate(u32 size, u64 key)
 {
 	struct bpfstash_blob *b;
 
@@ -374,6 +374,14 @@ static struct bpfstash_blob *bpfstash_blob_seen(const void *data, u32 size, u64 
 	if (b && (b->size != size || !refcount_inc_not_zero(&b->ref)))
 		b = NULL;
 	rcu_read_unlock();
+	return b;
+}
+
+/* A stored blob with exactly @size bytes @data, with a reference, or NULL. */
+static struct bpfstash_blob *bpfstash_blob_seen(const void *data, u32 size, u64 key)
+{
+	struct bpfstash_blob *b = bpfstash_blob_candidate(size, key);
+
 	if (b && !bpfstash_bytes_equal(b->data, data, size)) {
 		bpfstash_blob_put(b);
 		b = NULL;
@@ -569,65 +577,151 @@ static u32 bpfstash_next_func_line(const struct bpf_prog *prog, u32 nr_funcs, u3
 	return f + 1 < nr_funcs ? bpfstash_func(prog, f + 1)->aux->linfo_idx : U32_MAX;
 }
 
+/* A struct bpfstash_jited_line as one word, in memory order. */
+static __always_inline u64 bpfstash_jited_line_word(u32 func, u32 off)
+{
+	struct bpfstash_jited_line l = { .func = func, .off = off };
+	u64 word;
+
+	BUILD_BUG_ON(sizeof(l) != sizeof(word));
+	memcpy(&word, &l, sizeof(word));
+	return word;
+}
+
+static __always_inline int
+__bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
+		       const struct bpfstash_func *funcs, u32 first, u32 n,
+		       u64 *out, const u64 *cmp, const bool compare)
+{
+	/* A local: the stores below could alias prog->aux. */
+	void **jited_linfo = prog->aux->jited_linfo;
+	u32 i = first, end = first + n, f = 0, next;
+
+	next = bpfstash_next_func_line(prog, nr_funcs, 0);
+	while (i >= next)
+		next = bpfstash_next_func_line(prog, nr_funcs, ++f);
+	for (; i < end; next = bpfstash_next_func_line(prog, nr_funcs, ++f)) {
+		unsigned long lo = funcs[f].addr, len = funcs[f].len;
+		u32 stop = min(next, end);
+
+		for (; i < stop; i++) {
+			/* Below lo, the difference wraps past len. */
+			unsigned long off = (unsigned long)jited_linfo[i] - lo;
+			u64 rec;
+
+			if (WARN_ON_ONCE(off >= len))
+				return -EINVAL;
+			rec = bpfstash_jited_line_word(f, off);
+			if (!compare)
+				*out++ = rec;
+			else if (*cmp++ != rec)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /*
- * jited_line_info as (function, offset): the line info of function i starts
- * at its linfo_idx, as the JIT and bpf_prog_get_info_by_fd() see it.
+ * jited_line_info as (function, offset): the line info of function f
+ * starts at its linfo_idx, as the JIT and bpf_prog_get_info_by_fd() see it.
+ * Lines [@first, @first + @n) are written to @out or, if @cmp is given,
+ * compared with @cmp instead, without a store.  Returns 0, 1 when @cmp
+ * differs, or -EINVAL when the JIT put a line outside its function.
+ */
+static int bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
+				const struct bpfstash_func *funcs, u32 first, u32 n,
+				u64 *out, const u64 *cmp)
+{
+	if (cmp)
+		return __bpfstash_jited_lines(prog, nr_funcs, funcs, first, n,
+					      NULL, cmp, true);
+	return __bpfstash_jited_lines(prog, nr_funcs, funcs, first, n,
+				      out, NULL, false);
+}
+
+/*
+ * The key bpfstash_blob_seen_key() gives the @nr records of jited line
+ * info, from the records its sample covers: the lines are computed again
+ * for the few bytes it reads, not stored.
+ */
+static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs,
+				    const struct bpfstash_func *funcs, u32 nr, u64 *key)
+{
+	/* Records: a sample of BPFSTASH_SEEN_SAMPLE bytes spans at most 9. */
+	u64 buf[3 * BPFSTASH_SEEN_SAMPLE / 8 + 1];
+	u32 size = nr * sizeof(buf[0]), part, i;
+	const u32 at[3] = {
+		0, size / 2 - BPFSTASH_SEEN_SAMPLE / 2, size - BPFSTASH_SEEN_SAMPLE,
+	};
+	struct xxh64_state state;
+	int err;
+
+	BUILD_BUG_ON(BPFSTASH_SEEN_SAMPLE % sizeof(buf[0]));
+	if (size <= 3 * BPFSTASH_SEEN_SAMPLE) {
+		err = bpfstash_jited_lines(prog, nr_funcs, funcs, 0, nr, buf, NULL);
+		*key = xxh64(buf, size, size);
+		return err;
+	}
+	xxh64_reset(&state, size);
+	for (part = 0; part < 3; part++) {
+		u32 rec = at[part] / sizeof(buf[0]);
+		u32 cnt = min_t(u32, BPFSTASH_SEEN_SAMPLE / sizeof(buf[0]) + 1, nr - rec);
+
+		err = bpfstash_jited_lines(prog, nr_funcs, funcs, rec, cnt, buf, NULL);
+		if (err)
+			return err;
+		i = at[part] % sizeof(buf[0]);
+		xxh64_update(&state, (u8 *)buf + i, BPFSTASH_SEEN_SAMPLE);
+	}
+	*key = xxh64_digest(&state);
+	return 0;
+}
+
+/*
+ * The jited line info blob: offsets, not addresses, so the same when the
+ * program is loaded again.  A stored blob that the key finds is compared
+ * with the lines as they are computed, without building them; only lines
+ * never seen are built into a new blob.
  */
 static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
 					 const struct bpfstash_func *funcs,
 					 struct bpfstash_blob **blob)
 {
-	u32 nr = prog->aux->nr_linfo, i, f = 0, next;
-	void **jited_linfo = prog->aux->jited_linfo;
-	struct bpfstash_jited_line *jl;
+	u32 nr = prog->aux->nr_linfo, size = nr * sizeof(struct bpfstash_jited_line);
 	struct bpfstash_blob *b;
-	unsigned long lo, len;
+	u64 key;
+	int err;
 
 	*blob = NULL;
-	if (!nr || !jited_linfo)
+	if (!nr || !prog->aux->jited_linfo)
 		return 0;
-	b = bpfstash_blob_alloc(nr * sizeof(*jl));
+	err = bpfstash_jited_lines_key(prog, nr_funcs, funcs, nr, &key);
+	if (err)
+		return err;
+	b = bpfstash_blob_candidate(size, key);
+	if (b) {
+		err = bpfstash_jited_lines(prog, nr_funcs, funcs, 0, nr, NULL,
+					   (const u64 *)b->data);
+		if (!err) {
+			atomic64_inc(&store.blob_dedup);
+			*blob = b;
+			return 0;
+		}
+		bpfstash_blob_put(b);
+		if (err < 0)
+			return err;
+	}
+
+	b = bpfstash_blob_alloc(size);
 	if (!b)
 		return -ENOMEM;
-	jl = (struct bpfstash_jited_line *)b->data;
-	next = bpfstash_next_func_line(prog, nr_funcs, 0);
-	lo = funcs[0].addr;
-	len = funcs[0].len;
-	for (i = 0; i < nr; i++) {
-		unsigned long off;
-
-		while (i >= next) {
-			f++;
-			next = bpfstash_next_func_line(prog, nr_funcs, f);
-			lo = funcs[f].addr;
-			len = funcs[f].len;
-		}
-		/*
-		 * The JIT must have put line i inside function f.  One
-		 * comparison: below lo, the difference wraps past len.
-		 * jited_linfo is read from a local: the stores below could
-		 * alias prog->aux, which would be read again at every line.
-		 */
-		off = (unsigned long)jited_linfo[i] - lo;
-		if (WARN_ON_ONCE(off >= len)) {
-			bpfstash_blob_put(b);
-			return -EINVAL;
-		}
-		jl[i].func = f;
-		jl[i].off = off;
-	}
-	/* Offsets, not addresses: the same when the program is loaded again. */
-	b->seen_key = bpfstash_blob_seen_key(b->data, b->size);
-	*blob = bpfstash_blob_seen(b->data, b->size, b->seen_key);
-	if (*blob) {
-		atomic64_inc(&store.blob_dedup);
+	err = bpfstash_jited_lines(prog, nr_funcs, funcs, 0, nr, (u64 *)b->data, NULL) ?:
+	      bpfstash_digest(b->data, b->size, b->digest);
+	if (err) {
 		bpfstash_blob_put(b);
-		return 0;
+		return err;
 	}
-	if (bpfstash_digest(b->data, b->size, b->digest)) {
-		bpfstash_blob_put(b);
-		return -EINVAL;
-	}
+	b->seen_key = key;
 	atomic64_add(b->size, &store.hashed_bytes);
 	*blob = b;
 	return 0;

@@ -382,6 +382,60 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 	bpfstash_test_settle();
 }
 
+/*
+ * Jited line info, computed from a program of three functions: the key
+ * taken from the sample alone is the key of all the records, and the
+ * records compare equal to themselves and unequal to any other.  An odd
+ * number of lines puts the middle sample across a record.
+ */
+static void bpfstash_test_jited_lines(struct kunit *test)
+{
+	static const u32 starts[] = { 0, 40, 77 }, nrs[] = { 101, 20 };
+	struct bpfstash_func funcs[ARRAY_SIZE(starts)] = {};
+	struct bpf_prog *progs[ARRAY_SIZE(starts)];
+	struct bpfstash_jited_line *jl;
+	u32 k, i, f;
+
+	for (f = 0; f < ARRAY_SIZE(starts); f++) {
+		progs[f] = bpfstash_test_prog(test);
+		progs[f]->aux->linfo_idx = starts[f];
+		funcs[f].addr = 0xffffffffc0000000ULL + f * 0x10000;
+		funcs[f].len = 0x1000;
+	}
+	progs[0]->aux->func = progs;
+	progs[0]->aux->func_cnt = ARRAY_SIZE(starts);
+
+	for (k = 0; k < ARRAY_SIZE(nrs); k++) {
+		u32 nr = nrs[k], size = nr * sizeof(*jl);
+		void **addrs = kunit_kcalloc(test, nr, sizeof(*addrs), GFP_KERNEL);
+		u64 key;
+
+		jl = kunit_kcalloc(test, nr, sizeof(*jl), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, addrs);
+		KUNIT_ASSERT_NOT_NULL(test, jl);
+		for (i = 0, f = 0; i < nr; i++) {
+			while (f + 1 < ARRAY_SIZE(starts) && i >= starts[f + 1])
+				f++;
+			addrs[i] = (void *)(unsigned long)(funcs[f].addr + i * 3);
+		}
+		progs[0]->aux->jited_linfo = addrs;
+		progs[0]->aux->nr_linfo = nr;
+
+		KUNIT_ASSERT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
+							   funcs, 0, nr, (u64 *)jl, NULL), 0);
+		KUNIT_EXPECT_EQ(test, jl[nr - 1].func, nr > starts[2] ? 2 : 0);
+		KUNIT_EXPECT_EQ(test, jl[nr - 1].off, (nr - 1) * 3);
+		KUNIT_ASSERT_EQ(test, bpfstash_jited_lines_key(progs[0], ARRAY_SIZE(starts),
+							       funcs, nr, &key), 0);
+		KUNIT_EXPECT_EQ(test, key, bpfstash_blob_seen_key(jl, size));
+		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
+							   funcs, 0, nr, NULL, (u64 *)jl), 0);
+		jl[nr / 3].off ^= 1;
+		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
+							   funcs, 0, nr, NULL, (u64 *)jl), 1);
+	}
+}
+
 static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE(bpfstash_test_digest),
 	KUNIT_CASE(bpfstash_test_content_hash),
@@ -389,6 +443,7 @@ static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE_PARAM(bpfstash_test_limits, bpfstash_limits_gen_params),
 	KUNIT_CASE(bpfstash_test_store),
 	KUNIT_CASE(bpfstash_test_seen_sample),
+	KUNIT_CASE(bpfstash_test_jited_lines),
 	{}
 };
 

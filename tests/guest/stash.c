@@ -93,6 +93,72 @@ out:
 	stash_umount();
 }
 
+/* Bytes of file @name of the entry of program @fd, or -1. */
+static long long entry_file_size(int fd, const char *name)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	char hex[41], path[128];
+	struct stat st;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || stash_find_prog(info.id, hex))
+		return -1;
+	snprintf(path, sizeof(path), STASH_ROOT "/%s/%s", hex, name);
+	return stat(path, &st) ? -1 : st.st_size;
+}
+
+/*
+ * A program loaded again while the first copy is still loaded: only its
+ * JITed image is new (it holds addresses).  Line info, jited line info,
+ * func info and BTF are found again by their bytes, so the second load
+ * hashes exactly their sizes less than the first (libbpf's probe program,
+ * loaded with each object, hashes the same both times).  The second entry
+ * is still byte for byte what bpf_prog_get_info_by_fd() returns.
+ */
+static void test_reload_shares_blobs(void)
+{
+	static const char *const objs[] = { "subprogs", "large" };
+	static const char *const shared[] = {
+		"line_info", "jited_line_info", "func_info", "btf",
+	};
+	size_t i, j;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	for (i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		long long h0, h1, btf, dedup, bytes = 0;
+		struct bpf_object *first, *again;
+		int fd1, fd2;
+
+		h0 = stash_stat("hashed_bytes");
+		first = test_prog_load(objs[i], &fd1);
+		if (!ASSERT_PTR_OK(first, objs[i]))
+			continue;
+		h1 = stash_stat("hashed_bytes");
+		btf = stash_stat("btf_hash_cached");
+		dedup = stash_stat("blob_dedup");
+		for (j = 0; j < sizeof(shared) / sizeof(shared[0]); j++) {
+			long long n = entry_file_size(fd1, shared[j]);
+
+			ASSERT_GT(n, 0, shared[j]);
+			bytes += n;
+		}
+		again = test_prog_load(objs[i], &fd2);
+		if (ASSERT_PTR_OK(again, "load again")) {
+			ASSERT_EQ((h1 - h0) - (stash_stat("hashed_bytes") - h1), bytes,
+				  "only the image hashed again");
+			ASSERT_GE(stash_stat("blob_dedup"), dedup + 3,
+				  "line info, jited line info and func info shared");
+			ASSERT_EQ(stash_stat("btf_hash_cached"), btf + 1, "BTF shared");
+			check_entry_matches(fd2, objs[i]);
+			bpf_object__close(again);
+		}
+		check_entry_matches(fd1, objs[i]);
+		bpf_object__close(first);
+	}
+	stash_umount();
+}
+
 /* Mounting stores what was loaded before; unmounting drops everything. */
 static void test_preexisting_programs(void)
 {
@@ -562,6 +628,7 @@ static void test_classic_bpf_not_stashed(void)
 static const struct test tests[] = {
 	{ "entries_match_info", test_entries_match_info },
 	{ "unloaded_entry_complete", test_unloaded_entry_complete },
+	{ "reload_shares_blobs", test_reload_shares_blobs },
 	{ "preexisting_programs", test_preexisting_programs },
 	{ "limits_refuse_and_count", test_limits_refuse_and_count },
 	{ "bad_mount_options", test_bad_mount_options },
