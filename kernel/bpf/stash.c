@@ -647,9 +647,9 @@ static int bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
 static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs,
 				    const struct bpfstash_func *funcs, u32 nr, u64 *key)
 {
-	/* Records: a sample of BPFSTASH_SEEN_SAMPLE bytes spans at most 9. */
-	u64 buf[3 * BPFSTASH_SEEN_SAMPLE / 8 + 1];
-	u32 size = nr * sizeof(buf[0]), part, i;
+	/* All the records of a small blob, or the 9 one sample can span. */
+	u64 buf[3 * BPFSTASH_SEEN_SAMPLE / sizeof(u64) + 1];
+	u32 size = nr * sizeof(struct bpfstash_jited_line), part, i;
 	const u32 at[3] = {
 		0, size / 2 - BPFSTASH_SEEN_SAMPLE / 2, size - BPFSTASH_SEEN_SAMPLE,
 	};
