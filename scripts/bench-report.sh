@@ -55,7 +55,10 @@ per byte). These counts do not depend on the host's speed or load; p99
 still catches interrupts and kernel threads that ran during a load. An
 instruction is not a unit of time: hashing, most of the hook, runs at a
 higher IPC than the rest of a load, so the hook's share of the
-instructions overstates its share of native time. Figures in thousands of
+instructions overstates its share of native time. This guest has no
+SHA-NI either: its AVX2 SHA-256 takes about 31 instructions per byte
+hashed, where one SHA-NI instruction does the work of dozens, so the
+hashing column is what a CPU without SHA-NI pays. Figures in thousands of
 instructions per load+close; hook and hashing are the kernel's own counts
 (its clock counts instructions too).
 
