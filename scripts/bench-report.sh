@@ -9,7 +9,7 @@ png=$top/build/bench/load.png
 cat <<EOF
 # bpfstash benchmarks
 
-Regenerate with \`make bench\` (11-12 minutes on a 2-core machine, 9 more the first time, to build the pristine kernel). Raw data:
+Regenerate with \`make bench\` (10-12 minutes on a 2-core machine, 9 more the first time, to build the pristine kernel). Raw data:
 \`build/bench/results/\`. Guest figures are from the bench kernel (no debug
 options) in QEMU; here QEMU runs under TCG (no usable KVM), which inflates
 absolute times 10-20x and not uniformly across kinds of work, so read the
