@@ -88,9 +88,12 @@ rm -f "$res/native.err"
 grep '^# ' "$res/native.csv"
 
 say "host benchmarks: hash choice, resolve throughput"
-"$top/build/bench/hashbench" > "$res/hash.txt" 2>&1
-[ -x "$top/build/bench/resolve_bench" ] &&
-	"$top/build/bench/resolve_bench" > "$res/resolve.txt" 2>&1
+if ! "$top/build/bench/hashbench" > "$res/hash.txt" 2>&1; then
+	say "hashbench failed, the report says why: $(tail -n 1 "$res/hash.txt")"
+fi
+if ! "$top/build/bench/resolve_bench" > "$res/resolve.txt" 2>&1; then
+	say "resolve_bench failed, the report says why: $(tail -n 1 "$res/resolve.txt")"
+fi
 
 if [ -x "$top/bench/gc_scale.sh" ]; then
 	say "bpfstash-gc at 1 000, 10 000 and 100 000 entries"
