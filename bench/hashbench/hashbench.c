@@ -155,20 +155,20 @@ static double time_one(const struct algo *a, const u8 *buf, size_t n)
 
 int main(void)
 {
-	static const struct algo algos[] = {
-		{ "kernel sha256() (generic C)", k_sha256 },
-		{ "kernel blake2s() (generic C)", k_blake2s },
-		{ "OpenSSL SHA-256 (SHA-NI/AVX)", o_sha256 },
-		{ "OpenSSL BLAKE2s", o_blake2s },
-		{ "kernel sha256 AVX2 (x86 asm)", k_sha256_avx2 },
-		{ "kernel sha256 SHA-NI (x86 asm)", k_sha256_ni },
-		{ "kernel blake2s() SSSE3 (x86 asm)", k_blake2s_ssse3 },
-		{ "kernel blake2s() AVX-512 (x86 asm)", k_blake2s_avx512 },
+	enum { SHA_C, B2S_C, SHA_SSL, B2S_SSL, SHA_AVX2, SHA_NI, B2S_SSSE3, B2S_AVX512, NR };
+	static const struct algo algos[NR] = {
+		[SHA_C]		= { "kernel sha256() (generic C)", k_sha256 },
+		[B2S_C]		= { "kernel blake2s() (generic C)", k_blake2s },
+		[SHA_SSL]	= { "OpenSSL SHA-256 (SHA-NI/AVX)", o_sha256 },
+		[B2S_SSL]	= { "OpenSSL BLAKE2s", o_blake2s },
+		[SHA_AVX2]	= { "kernel sha256 AVX2 (x86 asm)", k_sha256_avx2 },
+		[SHA_NI]	= { "kernel sha256 SHA-NI (x86 asm)", k_sha256_ni },
+		[B2S_SSSE3]	= { "kernel blake2s() SSSE3 (x86 asm)", k_blake2s_ssse3 },
+		[B2S_AVX512]	= { "kernel blake2s() AVX-512 (x86 asm)", k_blake2s_avx512 },
 	};
 	static const size_t sizes[] = { 16, 256, 4096, 92160 };
-	size_t nalgos = ARRAY_SIZE(algos);
-	double t[ARRAY_SIZE(algos)][4];
-	int ok[ARRAY_SIZE(algos)] = { 1, 1, 1, 1, 0, 0, 1, 0 };
+	double t[NR][4];
+	int ok[NR] = { [SHA_C] = 1, [B2S_C] = 1, [SHA_SSL] = 1, [B2S_SSL] = 1, [B2S_SSSE3] = 1 };
 	u8 *buf = malloc(92160);
 	size_t a, s;
 
@@ -198,20 +198,20 @@ int main(void)
 			return 1;
 		}
 		/* Rows the CPU cannot run are left out; so does the kernel. */
-		ok[4] = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
-		ok[5] = have_sha_ni();
-		ok[7] = __builtin_cpu_supports("avx512vl");
+		ok[SHA_AVX2] = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+		ok[SHA_NI] = have_sha_ni();
+		ok[B2S_AVX512] = __builtin_cpu_supports("avx512vl");
 		sha256(buf, 4097, k);
-		if (ok[4] && (k_sha256_avx2(buf, 4097), memcmp(k, sink, 32))) {
+		if (ok[SHA_AVX2] && (k_sha256_avx2(buf, 4097), memcmp(k, sink, 32))) {
 			fprintf(stderr, "hashbench: AVX2 sha256 disagrees with the generic one\n");
 			return 1;
 		}
-		if (ok[5] && (k_sha256_ni(buf, 4097), memcmp(k, sink, 32))) {
+		if (ok[SHA_NI] && (k_sha256_ni(buf, 4097), memcmp(k, sink, 32))) {
 			fprintf(stderr, "hashbench: SHA-NI sha256 disagrees with the generic one\n");
 			return 1;
 		}
 		blake2s(k, buf, NULL, 32, 4097, 0);
-		if (ok[7] && (k_blake2s_avx512(buf, 4097), memcmp(k, sink, 32))) {
+		if (ok[B2S_AVX512] && (k_blake2s_avx512(buf, 4097), memcmp(k, sink, 32))) {
 			fprintf(stderr, "hashbench: AVX-512 blake2s disagrees with the generic one\n");
 			return 1;
 		}
@@ -220,7 +220,7 @@ int main(void)
 	for (s = 0; s < 4; s++)
 		printf(" %10zu B", sizes[s]);
 	printf("   ns/B @4K\n");
-	for (a = 0; a < nalgos; a++) {
+	for (a = 0; a < NR; a++) {
 		printf("%-34s", algos[a].name);
 		if (!ok[a]) {
 			printf(" (this CPU lacks the instructions)\n");
@@ -233,12 +233,12 @@ int main(void)
 		printf("   %8.2f\n", t[a][2] / 4096);
 	}
 	printf("\n");
-	ratio("kernel generic C, sha256/blake2s", t, ok, 0, 1, sizes);
-	ratio("kernel x86 asm, blake2s AVX-512 / sha256 SHA-NI", t, ok, 7, 5, sizes);
-	ratio("kernel x86 asm, blake2s SSSE3 / sha256 SHA-NI", t, ok, 6, 5, sizes);
-	ratio("kernel x86 asm, sha256 AVX2 / blake2s SSSE3", t, ok, 4, 6, sizes);
-	ratio("kernel blake2s, generic C / SSSE3", t, ok, 1, 6, sizes);
-	ratio("kernel blake2s, generic C / AVX-512", t, ok, 1, 7, sizes);
+	ratio("kernel generic C, sha256/blake2s", t, ok, SHA_C, B2S_C, sizes);
+	ratio("kernel x86 asm, blake2s AVX-512 / sha256 SHA-NI", t, ok, B2S_AVX512, SHA_NI, sizes);
+	ratio("kernel x86 asm, blake2s SSSE3 / sha256 SHA-NI", t, ok, B2S_SSSE3, SHA_NI, sizes);
+	ratio("kernel x86 asm, sha256 AVX2 / blake2s SSSE3", t, ok, SHA_AVX2, B2S_SSSE3, sizes);
+	ratio("kernel blake2s, generic C / SSSE3", t, ok, B2S_C, B2S_SSSE3, sizes);
+	ratio("kernel blake2s, generic C / AVX-512", t, ok, B2S_C, B2S_AVX512, sizes);
 	free(buf);
 	return 0;
 }
