@@ -187,8 +187,8 @@ static int bpfstash_hash_setup(void)
 }
 
 /*
- * SHA-256 of a blob.  An unkeyed shash does not fail; if it ever did, the
- * entry is refused rather than named wrongly.
+ * SHA-256 of a blob, counted in the stats.  An unkeyed shash does not fail;
+ * if it ever did, the entry is refused rather than named wrongly.
  */
 static int bpfstash_digest(const void *data, size_t len,
 			   u8 out[BPFSTASH_DIGEST_SIZE])
@@ -197,6 +197,7 @@ static int bpfstash_digest(const void *data, size_t len,
 	int err;
 
 	err = crypto_shash_tfm_digest(bpfstash_sha256, data, len, out);
+	atomic64_add(len, &store.hashed_bytes);
 	atomic64_add(ktime_get_ns() - start, &store.hash_ns);
 	return WARN_ON_ONCE(err) ? -EINVAL : 0;
 }
@@ -450,10 +451,9 @@ static struct bpfstash_blob *bpfstash_blob_new(const void *data, u32 size,
 	memcpy(b->data, data, size);
 	b->seen_key = key;
 	if (bpfstash_digest(b->data, size, b->digest)) {
-		kvfree(b);
+		bpfstash_blob_put(b);
 		return ERR_PTR(-EINVAL);
 	}
-	atomic64_add(size, &store.hashed_bytes);
 	return b;
 }
 
@@ -632,6 +632,12 @@ static int bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
 				const struct bpfstash_func *funcs, u32 first, u32 n,
 				u64 *out, const u64 *cmp)
 {
+	/*
+	 * Two inlined copies, each with its own inner loop.  @compare is a
+	 * constant for that: the kernel builds with
+	 * -fno-delete-null-pointer-checks, so a test of @cmp would stay in the
+	 * loop (3 instructions per line).
+	 */
 	if (cmp)
 		return __bpfstash_jited_lines(prog, nr_funcs, funcs, first, n,
 					      NULL, cmp, true);
@@ -722,7 +728,6 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 		return err;
 	}
 	b->seen_key = key;
-	atomic64_add(b->size, &store.hashed_bytes);
 	*blob = b;
 	return 0;
 }
@@ -789,7 +794,6 @@ static int bpfstash_snapshot(struct bpf_prog *prog, struct bpfstash_entry **out)
 	err = bpfstash_digest(b->data, b->size, b->digest);
 	if (err)
 		goto err;
-	atomic64_add(b->size, &store.hashed_bytes);
 
 	b = bpfstash_blob_new(aux->linfo, aux->nr_linfo * sizeof(struct bpf_line_info),
 			      &store.blob_dedup);
