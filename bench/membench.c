@@ -13,6 +13,9 @@
  * "charged" is what the memory cgroup that mounted the stash was charged,
  * which is every allocation of the store, its tables included: membench
  * mounts from a cgroup of its own and leaves it before loading.
+ * "overhead" is, for the entry where it is largest, the memory the entry
+ * holds (its "bytes", shared blobs counted whole) less its content: what
+ * an entry costs beyond its bytes.
  *
  *   membench [-n N] [--csv] OBJ_DIR
  */
@@ -72,8 +75,28 @@ static long long charged(void)
 	return atoll(buf);
 }
 
-/* Sum of the sizes of the files of every entry: the content, unshared. */
-static long long content_bytes(int *entries)
+/* The "bytes" line of an entry's info file: memory it holds. */
+static long long entry_bytes(const char *name)
+{
+	char path[256], line[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), ROOT "/%s/info", name);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "bytes %lld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/*
+ * Sum of the sizes of the files of every entry: the content, unshared; and
+ * the largest overhead of an entry over its own content.
+ */
+static long long content_bytes(int *entries, long long *max_overhead)
 {
 	static const char *const files[] = {
 		"meta", "funcs", "jited", "line_info", "jited_line_info", "func_info", "btf",
@@ -83,7 +106,9 @@ static long long content_bytes(int *entries)
 	DIR *d = opendir(ROOT);
 
 	*entries = 0;
+	*max_overhead = -1;
 	while (d && (de = readdir(d))) {
+		long long own = 0, held;
 		char path[256];
 		struct stat st;
 		size_t i;
@@ -94,8 +119,12 @@ static long long content_bytes(int *entries)
 		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 			snprintf(path, sizeof(path), ROOT "/%s/%s", de->d_name, files[i]);
 			if (!stat(path, &st))
-				total += st.st_size;
+				own += st.st_size;
 		}
+		total += own;
+		held = entry_bytes(de->d_name);
+		if (held >= 0 && held - own > *max_overhead)
+			*max_overhead = held - own;
 	}
 	if (d)
 		closedir(d);
@@ -137,23 +166,25 @@ static int load_tiny(int i)
 
 static void report(const char *what, long long charged0, int csv)
 {
-	long long ch = charged() - charged0;
+	long long ch = charged() - charged0, overhead;
 	int entries;
-	long long content = content_bytes(&entries);
+	long long content = content_bytes(&entries, &overhead);
 	long long accounted = stat_of("bytes");
 
 	if (!entries)
 		return;
 	if (csv)
-		printf("%s,%d,%.0f,%.0f,%.0f,%lld,%lld\n", what, entries, (double)content / entries,
-		       (double)accounted / entries, (double)ch / entries, stat_of("blobs"),
-		       stat_of("blob_dedup") + stat_of("btf_hash_cached"));
+		printf("%s,%d,%.0f,%.0f,%.0f,%lld,%lld,%lld\n", what, entries,
+		       (double)content / entries, (double)accounted / entries,
+		       (double)ch / entries, stat_of("blobs"),
+		       stat_of("blob_dedup") + stat_of("btf_hash_cached"), overhead);
 	else
 		printf("%-7s %6d entries: content %8.0f B/entry, accounted %8.0f B/entry "
-		       "(%.2fx content), charged %8.0f B/entry; %lld blobs, %lld shared\n",
+		       "(%.2fx content), charged %8.0f B/entry; %lld blobs, %lld shared; "
+		       "overhead at most %lld B/entry\n",
 		       what, entries, (double)content / entries, (double)accounted / entries,
 		       (double)accounted / content, (double)ch / entries, stat_of("blobs"),
-		       stat_of("blob_dedup") + stat_of("btf_hash_cached"));
+		       stat_of("blob_dedup") + stat_of("btf_hash_cached"), overhead);
 }
 
 /* Mount from the membench cgroup, which the stash then charges, and leave it. */
@@ -195,7 +226,8 @@ int main(int argc, char **argv)
 	write_str("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
 	mkdir(CG, 0755);
 	if (csv)
-		printf("case,entries,content_bytes,accounted_bytes,charged_bytes,blobs,shared\n");
+		printf("case,entries,content_bytes,accounted_bytes,charged_bytes,blobs,shared,"
+		       "max_overhead_bytes\n");
 
 	/* libbpf probes kernel features once per process: before measuring. */
 	umount(ROOT);

@@ -208,12 +208,14 @@ cat <<EOF
 "accounted" is what the stash counts against \`size=\` (allocator sizes of
 unique blobs and per-entry structures); "charged" is what the memory
 cgroup that mounted the stash was charged, all of the store's allocations
-included.
+included.  "overhead" is the most any one entry holds beyond its own
+content (its \`bytes\`, shared blobs counted whole, less its files'
+sizes); the target is 1 KiB.
 
-| case | entries | content B/entry | accounted B/entry | charged B/entry | blobs | blobs shared |
-|---|---|---|---|---|---|---|
+| case | entries | content B/entry | accounted B/entry | charged B/entry | blobs | blobs shared | overhead, largest |
+|---|---|---|---|---|---|---|---|
 EOF
-awk -F, 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }' "$res/memory.csv"
+awk -F, 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s | %s B |\n", $1, $2, $3, $4, $5, $6, $7, $8 }' "$res/memory.csv"
 cat <<EOF
 
 "one": one large program; "shared": N loads of one object (same BTF, line

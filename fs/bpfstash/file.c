@@ -51,30 +51,43 @@ static void bpfstash_meta_now(const struct bpfstash_entry *e, struct bpfstash_me
 	}
 }
 
-/* The bytes of a binary file, or NULL for a text file. */
-static const void *bpfstash_file_data(const struct bpfstash_entry *e,
-				      const struct bpfstash_file *f, size_t *size)
-{
-	if (f->blob >= 0) {
-		*size = bpfstash_blob_size(e, f->blob);
-		return bpfstash_blob_data(e, f->blob);
-	}
-	if (!strcmp(f->name, "funcs")) {
-		*size = e->funcs_size;
-		return e->funcs;
-	}
-	*size = 0;
-	return NULL;
-}
-
 loff_t bpfstash_file_size(const struct bpfstash_entry *e, const struct bpfstash_file *f)
 {
-	size_t size;
-
 	if (!strcmp(f->name, "meta"))
 		return sizeof(struct bpfstash_meta);
-	bpfstash_file_data(e, f, &size);
-	return size;	/* text files: 0, as in procfs */
+	if (!strcmp(f->name, "funcs"))
+		return e->funcs_size;
+	if (f->blob >= 0)
+		return bpfstash_blob_size(e, f->blob);
+	return 0;	/* text files, as in procfs */
+}
+
+/* Read a blob, piece by piece. */
+static ssize_t bpfstash_blob_copy(const struct bpfstash_blob *b, char __user *buf,
+				  size_t count, loff_t *ppos)
+{
+	loff_t pos = *ppos;
+	size_t done = 0;
+
+	if (!b || pos < 0 || pos >= b->size)
+		return pos < 0 ? -EINVAL : 0;
+	while (done < count && pos < b->size) {
+		const void *p;
+		size_t n;
+		u32 len;
+
+		p = bpfstash_blob_at(b, pos, &len);
+		n = min_t(size_t, len, count - done);
+		if (copy_to_user(buf + done, p, n)) {
+			if (!done)
+				return -EFAULT;
+			break;
+		}
+		done += n;
+		pos += n;
+	}
+	*ppos = pos;
+	return done;
 }
 
 static ssize_t bpfstash_blob_read(struct file *file, char __user *buf, size_t count,
@@ -82,14 +95,13 @@ static ssize_t bpfstash_blob_read(struct file *file, char __user *buf, size_t co
 {
 	const struct bpfstash_entry *e = bpfstash_inode_entry(file_inode(file));
 	const struct bpfstash_file *f = file->private_data;
-	const void *data;
-	size_t size;
 
 	/* The opener's credentials, also at read time (as kallsyms decides). */
 	if (!bpf_dump_raw_ok(file->f_cred))
 		return -EPERM;
-	data = bpfstash_file_data(e, f, &size);
-	return simple_read_from_buffer(buf, count, ppos, data, size);
+	if (f->blob < 0)	/* funcs */
+		return simple_read_from_buffer(buf, count, ppos, e->funcs, e->funcs_size);
+	return bpfstash_blob_copy(e->blobs[f->blob], buf, count, ppos);
 }
 
 static ssize_t bpfstash_meta_read(struct file *file, char __user *buf, size_t count,
@@ -205,24 +217,48 @@ static int bpfstash_functions_show(struct seq_file *m, void *v)
 	return 0;
 }
 
+/* The "lines" file: the entry and the string section of its BTF. */
+struct bpfstash_lines {
+	const struct bpfstash_entry *e;
+	void *btf;		/* the BTF in one piece, if the blob is not */
+	const char *strs;
+	u32 strs_len;
+};
+
 /*
  * The string section of the entry's raw BTF, checked: the entry could hold
- * any BTF the verifier accepted, but this code does not rely on that.
+ * any BTF the verifier accepted, but this code does not rely on that.  A
+ * BTF blob held in pieces is copied in one piece first, for as long as the
+ * file is open: a string can straddle two pieces.
  */
-static const char *bpfstash_btf_strings(const struct bpfstash_entry *e, u32 *len)
+static int bpfstash_btf_strings(struct bpfstash_lines *l)
 {
-	const struct btf_header *hdr = bpfstash_blob_data(e, BPFSTASH_BLOB_BTF);
-	u32 size = bpfstash_blob_size(e, BPFSTASH_BLOB_BTF);
+	const struct bpfstash_blob *b = l->e->blobs[BPFSTASH_BLOB_BTF];
+	const struct btf_header *hdr;
+	u32 size, off, n;
 	u64 start;
 
-	*len = 0;
+	if (!b)
+		return 0;
+	size = b->size;
+	if (b->nr_segs) {
+		l->btf = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+		if (!l->btf)
+			return -ENOMEM;
+		for (off = 0; off < size; off += n)
+			memcpy(l->btf + off, bpfstash_blob_at(b, off, &n), n);
+		hdr = l->btf;
+	} else {
+		hdr = (const struct btf_header *)b->data;
+	}
 	if (size < sizeof(*hdr) || hdr->magic != BTF_MAGIC || hdr->hdr_len > size)
-		return NULL;
+		return 0;
 	start = (u64)hdr->hdr_len + hdr->str_off;
 	if (start > size || hdr->str_len > size - start)
-		return NULL;
-	*len = hdr->str_len;
-	return (const char *)hdr + start;
+		return 0;
+	l->strs_len = hdr->str_len;
+	l->strs = (const char *)hdr + start;
+	return 0;
 }
 
 static const char *bpfstash_btf_str(const char *strs, u32 len, u32 off)
@@ -234,7 +270,8 @@ static const char *bpfstash_btf_str(const char *strs, u32 len, u32 off)
 
 static void *bpfstash_lines_start(struct seq_file *m, loff_t *pos)
 {
-	const struct bpfstash_entry *e = m->private;
+	const struct bpfstash_lines *l = m->private;
+	const struct bpfstash_entry *e = l->e;
 
 	/* Records are 1-based positions, shifted past SEQ_START_TOKEN. */
 	if (*pos == 0)
@@ -254,31 +291,35 @@ static void bpfstash_lines_stop(struct seq_file *m, void *v)
 
 static int bpfstash_lines_show(struct seq_file *m, void *v)
 {
-	const struct bpfstash_entry *e = m->private;
+	const struct bpfstash_lines *l = m->private;
+	const struct bpfstash_entry *e = l->e;
 	const struct bpfstash_content *c = &e->meta.content;
-	const struct bpfstash_jited_line *jl;
+	const struct bpfstash_jited_line *jl = NULL;
 	const struct bpf_line_info *li;
 	const struct bpfstash_func *f;
-	const char *strs, *src;
-	u32 i, strs_len;
+	const char *src;
+	u32 i, len;
 
 	if (v == SEQ_START_TOKEN) {
 		seq_puts(m, "# address         function+offset\tfile:line:col\tsource\n");
 		return 0;
 	}
 	i = (uintptr_t)v - 2;
-	li = (const struct bpf_line_info *)bpfstash_blob_data(e, BPFSTASH_BLOB_LINE_INFO) + i;
-	jl = bpfstash_blob_data(e, BPFSTASH_BLOB_JITED_LINE_INFO);
+	/* Records never straddle two pieces of a blob. */
+	li = bpfstash_blob_at(e->blobs[BPFSTASH_BLOB_LINE_INFO], i * sizeof(*li), &len);
+	if (i < bpfstash_blob_size(e, BPFSTASH_BLOB_JITED_LINE_INFO) / sizeof(*jl))
+		jl = bpfstash_blob_at(e->blobs[BPFSTASH_BLOB_JITED_LINE_INFO],
+				      i * sizeof(*jl), &len);
 	f = e->funcs;
-	strs = bpfstash_btf_strings(e, &strs_len);
 
-	if (jl && i < c->nr_jited_line_info && jl[i].func < c->nr_funcs)
-		seq_printf(m, "%016llx %s+0x%x", f[jl[i].func].addr + jl[i].off,
-			   bpfstash_func_name(e, jl[i].func), jl[i].off);
+	if (jl && i < c->nr_jited_line_info && jl->func < c->nr_funcs)
+		seq_printf(m, "%016llx %s+0x%x", f[jl->func].addr + jl->off,
+			   bpfstash_func_name(e, jl->func), jl->off);
 	else
 		seq_printf(m, "%-16s insn %u", "-", li->insn_off);
-	src = bpfstash_btf_str(strs, strs_len, li->line_off);
-	seq_printf(m, "\t%s:%u:%u\t%s\n", bpfstash_btf_str(strs, strs_len, li->file_name_off),
+	src = bpfstash_btf_str(l->strs, l->strs_len, li->line_off);
+	seq_printf(m, "\t%s:%u:%u\t%s\n",
+		   bpfstash_btf_str(l->strs, l->strs_len, li->file_name_off),
 		   BPF_LINE_INFO_LINE_NUM(li->line_col),
 		   BPF_LINE_INFO_LINE_COL(li->line_col), skip_spaces(src));
 	return 0;
@@ -291,16 +332,28 @@ static const struct seq_operations bpfstash_lines_sops = {
 	.show	= bpfstash_lines_show,
 };
 
+static int bpfstash_lines_release(struct inode *inode, struct file *file)
+{
+	struct bpfstash_lines *l = ((struct seq_file *)file->private_data)->private;
+
+	kvfree(l->btf);
+	return seq_release_private(inode, file);
+}
+
 static int bpfstash_lines_open(struct inode *inode, struct file *file)
 {
+	struct bpfstash_lines *l;
 	int err = bpfstash_file_open(inode, file);
 
 	if (err)
 		return err;
-	err = seq_open(file, &bpfstash_lines_sops);
-	if (!err)
-		((struct seq_file *)file->private_data)->private =
-			bpfstash_inode_entry(inode);
+	l = __seq_open_private(file, &bpfstash_lines_sops, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->e = bpfstash_inode_entry(inode);
+	err = bpfstash_btf_strings(l);
+	if (err)
+		bpfstash_lines_release(inode, file);
 	return err;
 }
 
@@ -345,7 +398,7 @@ static const struct file_operations bpfstash_lines_fops = {
 	.open		= bpfstash_lines_open,
 	.read		= bpfstash_text_read,
 	.llseek		= seq_lseek,
-	.release	= seq_release,
+	.release	= bpfstash_lines_release,
 };
 
 /* Order matters: it fixes the inode numbers (see internal.h). */

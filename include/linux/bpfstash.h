@@ -13,6 +13,7 @@
 
 #include <linux/bpf.h>
 #include <linux/jump_label.h>
+#include <linux/log2.h>
 #include <linux/refcount.h>
 #include <linux/rhashtable-types.h>
 #include <linux/workqueue.h>
@@ -33,16 +34,25 @@ enum bpfstash_blob_id {
  * @node: in the store's blob table, keyed by @digest
  * @seen_node: in the store's table of blobs found by their bytes, keyed by
  *	@seen_key, if @seen
- * @seen_key: xxh64 of a sample of @data; 0 for bytes never seen again (a
- *	JITed image)
+ * @seen_key: xxh64 of a sample of the bytes; 0 for bytes never seen again
+ *	(a JITed image)
  * @ref: one per entry using the blob
- * @size: bytes in @data
+ * @size: bytes in the blob
+ * @alloc_bytes: memory the blob holds, this struct and its pieces, in the
+ *	sizes the allocator hands out
+ * @nr_segs: 0 if @data holds the bytes, else the number of pieces in @seg
  * @listed: in the table (under the store's lock); a snapshot's new blobs
  *	are not, until the snapshot is stored
  * @seen: in the table by bytes (under the store's lock)
- * @digest: BLAKE2s-256 of @data
+ * @digest: SHA-256 of the bytes
  * @rcu: the blob is freed after a grace period; lookups are lockless
- * @data: the bytes
+ * @data: the bytes, for a blob that fits its allocation well
+ * @seg: the pieces of any other blob, each a kmalloc() of exactly its size:
+ *	whole pages, then the tail in pieces of 2048, 1024, 512 and 256 bytes
+ *	as it needs them, then the rest (bpfstash_blob_seg_len()).  A blob
+ *	one contiguous allocation held would waste up to a page, or half a
+ *	kmalloc bucket; in pieces it wastes less than 64 bytes plus a pointer
+ *	per piece.  Use bpfstash_blob_at() to read either kind.
  */
 struct bpfstash_blob {
 	struct rhash_head node;
@@ -50,12 +60,37 @@ struct bpfstash_blob {
 	u64 seen_key;
 	refcount_t ref;
 	u32 size;
+	u32 alloc_bytes;
+	u16 nr_segs;
 	bool listed;
 	bool seen;
 	u8 digest[BPFSTASH_DIGEST_SIZE];
 	struct rcu_head rcu;
-	u8 data[] __aligned(8);
+	union {
+		DECLARE_FLEX_ARRAY(u8, data);
+		DECLARE_FLEX_ARRAY(void *, seg);
+	};
 };
+
+/* The smallest piece of a segmented blob but its last one. */
+#define BPFSTASH_BLOB_PIECE_MIN	256
+
+/**
+ * bpfstash_blob_seg_len - the size of a piece of a segmented blob
+ * @rest: bytes from the start of the piece to the end of the blob
+ *
+ * Every piece but the last is a power of two of at least
+ * BPFSTASH_BLOB_PIECE_MIN bytes and starts at a multiple of it, so a
+ * record whose size is a power of two up to that never straddles two.
+ */
+static inline u32 bpfstash_blob_seg_len(u32 rest)
+{
+	if (rest >= PAGE_SIZE)
+		return PAGE_SIZE;
+	if (rest >= BPFSTASH_BLOB_PIECE_MIN)
+		return rounddown_pow_of_two(rest);
+	return rest;
+}
 
 /* bpfstash_entry::flags */
 enum {
@@ -151,10 +186,7 @@ static inline u32 bpfstash_blob_size(const struct bpfstash_entry *e, int id)
 	return e->blobs[id] ? e->blobs[id]->size : 0;
 }
 
-static inline const void *bpfstash_blob_data(const struct bpfstash_entry *e, int id)
-{
-	return e->blobs[id] ? e->blobs[id]->data : NULL;
-}
+const void *bpfstash_blob_at(const struct bpfstash_blob *b, u32 off, u32 *len);
 
 /**
  * bpfstash_prog_load - store a program that bpf_prog_load() just exposed

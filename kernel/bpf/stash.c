@@ -27,9 +27,14 @@
  *   time, clears a bit and drops a reference.  Entries are freed from a
  *   workqueue after an RCU grace period.
  *
- * - Identical blobs are stored once: a blob is addressed by its BLAKE2s-256
- *   digest.  Programs of one object share their BTF, and the digest of a
- *   BTF object is remembered by BTF id, so it is hashed once, not per load.
+ * - Identical blobs are stored once: a blob is addressed by its SHA-256
+ *   digest.  Programs of one object share their BTF; that and the other
+ *   blobs that stay the same when a program is loaded again are found by
+ *   their bytes, not hashed again (bpfstash_blob_seen()).
+ *
+ * - A blob larger than a small kmalloc() is held in pieces (whole pages,
+ *   then power-of-two tails) rather than in one allocation, which would
+ *   round it up to a page or a kmalloc bucket: see struct bpfstash_blob.
  *
  * Locking: store.lock (a mutex) serialises inserting and removing entries
  * and blobs, activation and limits.  Lookups of entries and blobs are
@@ -141,20 +146,21 @@ static const struct rhashtable_params bpfstash_blob_seen_params = {
  * allocator really hands out (kmalloc buckets, whole vmalloc pages), so
  * that size= limits real memory and stats show it.
  */
-static u64 bpfstash_alloc_bytes(const void *p, size_t size)
+static size_t bpfstash_alloc_size(size_t bytes)
 {
-	return is_vmalloc_addr(p) ? PAGE_ALIGN(size) : kmalloc_size_roundup(size);
+	/* As bpfstash_alloc() allocates them. */
+	return bytes > KMALLOC_MAX_CACHE_SIZE ? PAGE_ALIGN(bytes) : kmalloc_size_roundup(bytes);
 }
 
 static u64 bpfstash_entry_bytes(const struct bpfstash_entry *e)
 {
 	return kmalloc_size_roundup(sizeof(*e)) +
-	       bpfstash_alloc_bytes(e->funcs, e->funcs_size);
+	       bpfstash_alloc_size(e->funcs_size);
 }
 
 static u64 bpfstash_blob_bytes(const struct bpfstash_blob *b)
 {
-	return bpfstash_alloc_bytes(b, struct_size(b, data, b->size));
+	return b->alloc_bytes;
 }
 
 /*
@@ -198,6 +204,90 @@ static int bpfstash_digest(const void *data, size_t len,
 
 	err = crypto_shash_tfm_digest(bpfstash_sha256, data, len, out);
 	atomic64_add(len, &store.hashed_bytes);
+	atomic64_add(ktime_get_ns() - start, &store.hash_ns);
+	return WARN_ON_ONCE(err) ? -EINVAL : 0;
+}
+
+/*
+ * The address of byte @off of @b, and in @len how many bytes from there are
+ * contiguous: to the end of its piece.  A blob held in @data is one piece.
+ */
+static void *bpfstash_blob_piece(const struct bpfstash_blob *b, u32 off, u32 *len)
+{
+	u32 i, start, n;
+
+	if (!b->nr_segs) {
+		*len = b->size - off;
+		return (void *)(b->data + off);
+	}
+	/* Whole pages first: the piece of @off, or the first of the tail. */
+	i = off / PAGE_SIZE;
+	start = i * PAGE_SIZE;
+	for (;;) {
+		n = bpfstash_blob_seg_len(b->size - start);
+		if (off - start < n)
+			break;
+		start += n;
+		i++;
+	}
+	*len = start + n - off;
+	return b->seg[i] + (off - start);
+}
+
+/* Each piece of @b in order: @p its address, @off its offset, @n its size. */
+#define for_each_blob_piece(b, off, p, n)				\
+	for ((off) = 0; (off) < (b)->size &&				\
+	     ((p) = bpfstash_blob_piece(b, off, &(n)), true); (off) += (n))
+
+/**
+ * bpfstash_blob_at - where a byte of a blob is
+ * @b: the blob
+ * @off: the offset of the byte, below @b->size
+ * @len: set to the number of bytes from there that are contiguous
+ *
+ * Return: the address of the byte.
+ */
+const void *bpfstash_blob_at(const struct bpfstash_blob *b, u32 off, u32 *len)
+{
+	return bpfstash_blob_piece(b, off, len);
+}
+
+/* Copy @len bytes of @src to @b at @off. */
+static void bpfstash_blob_write(struct bpfstash_blob *b, u32 off, const void *src, u32 len)
+{
+	u32 n;
+
+	while (len) {
+		void *p = bpfstash_blob_piece(b, off, &n);
+
+		n = min(n, len);
+		memcpy(p, src, n);
+		src += n;
+		off += n;
+		len -= n;
+	}
+}
+
+/* The SHA-256 of a blob's bytes, in its @digest. */
+static int bpfstash_blob_digest(struct bpfstash_blob *b)
+{
+	SHASH_DESC_ON_STACK(desc, bpfstash_sha256);
+	u64 start;
+	void *p;
+	u32 off, n;
+	int err;
+
+	if (!b->nr_segs)
+		return bpfstash_digest(b->data, b->size, b->digest);
+
+	start = ktime_get_ns();
+	desc->tfm = bpfstash_sha256;
+	err = crypto_shash_init(desc);
+	for_each_blob_piece(b, off, p, n)
+		err = err ?: crypto_shash_update(desc, p, n);
+	err = err ?: crypto_shash_final(desc, b->digest);
+	shash_desc_zero(desc);
+	atomic64_add(b->size, &store.hashed_bytes);
 	atomic64_add(ktime_get_ns() - start, &store.hash_ns);
 	return WARN_ON_ONCE(err) ? -EINVAL : 0;
 }
@@ -300,13 +390,58 @@ static void *bpfstash_alloc(size_t bytes, gfp_t extra)
 	return kmalloc(bytes, BPFSTASH_GFP | extra);
 }
 
+static void bpfstash_blob_free(struct bpfstash_blob *b)
+{
+	u32 i;
+
+	for (i = 0; i < b->nr_segs; i++)
+		kfree(b->seg[i]);
+	kvfree(b);
+}
+
+static void bpfstash_blob_free_rcu(struct rcu_head *rcu)
+{
+	bpfstash_blob_free(container_of(rcu, struct bpfstash_blob, rcu));
+}
+
+/*
+ * A blob for @size bytes: in @data if one allocation holds them with no
+ * more waste than pieces would, else in pieces (struct bpfstash_blob).
+ * Pieces are kmalloc()s of power-of-two sizes, so they waste nothing but
+ * the last one's rounding, less than 64 bytes.
+ */
 static struct bpfstash_blob *bpfstash_blob_alloc(u32 size)
 {
+	size_t pieces = 0, whole;
 	struct bpfstash_blob *b;
+	u32 nr = 0, off, n;
 
-	b = bpfstash_alloc(struct_size(b, data, size), 0);
-	if (!b)
-		return NULL;
+	for (off = 0; off < size; off += n, nr++) {
+		n = bpfstash_blob_seg_len(size - off);
+		pieces += kmalloc_size_roundup(n);
+	}
+	whole = bpfstash_alloc_size(struct_size(b, data, size));
+	pieces += bpfstash_alloc_size(struct_size(b, seg, nr));
+	if (whole <= pieces || nr > U16_MAX) {
+		b = bpfstash_alloc(struct_size(b, data, size), 0);
+		if (!b)
+			return NULL;
+		b->nr_segs = 0;
+		b->alloc_bytes = whole;
+	} else {
+		b = bpfstash_alloc(struct_size(b, seg, nr), 0);
+		if (!b)
+			return NULL;
+		for (b->nr_segs = 0, off = 0; b->nr_segs < nr; b->nr_segs++, off += n) {
+			n = bpfstash_blob_seg_len(size - off);
+			b->seg[b->nr_segs] = kmalloc(n, BPFSTASH_GFP);
+			if (!b->seg[b->nr_segs]) {
+				bpfstash_blob_free(b);
+				return NULL;
+			}
+		}
+		b->alloc_bytes = pieces;
+	}
 	refcount_set(&b->ref, 1);
 	b->size = size;
 	b->listed = false;
@@ -378,12 +513,24 @@ static struct bpfstash_blob *bpfstash_blob_candidate(u32 size, u64 key)
 	return b;
 }
 
+/* Whether blob @b holds the @b->size bytes at @data. */
+static bool bpfstash_blob_equal(const struct bpfstash_blob *b, const void *data)
+{
+	u32 off, n;
+	void *p;
+
+	for_each_blob_piece(b, off, p, n)
+		if (!bpfstash_bytes_equal(p, data + off, n))
+			return false;
+	return true;
+}
+
 /* A stored blob with exactly @size bytes @data, with a reference, or NULL. */
 static struct bpfstash_blob *bpfstash_blob_seen(const void *data, u32 size, u64 key)
 {
 	struct bpfstash_blob *b = bpfstash_blob_candidate(size, key);
 
-	if (b && !bpfstash_bytes_equal(b->data, data, size)) {
+	if (b && !bpfstash_blob_equal(b, data)) {
 		bpfstash_blob_put(b);
 		b = NULL;
 	}
@@ -413,7 +560,7 @@ static void bpfstash_blob_put(struct bpfstash_blob *b)
 		return;
 	if (!b->listed) {
 		/* A snapshot's own blob, never shown to anyone. */
-		kvfree(b);
+		bpfstash_blob_free(b);
 		return;
 	}
 	if (!refcount_dec_and_mutex_lock(&b->ref, &store.lock))
@@ -424,7 +571,7 @@ static void bpfstash_blob_put(struct bpfstash_blob *b)
 	store.bytes -= bpfstash_blob_bytes(b);
 	store.nr_blobs--;
 	mutex_unlock(&store.lock);
-	kvfree_rcu(b, rcu);
+	call_rcu(&b->rcu, bpfstash_blob_free_rcu);
 }
 
 /*
@@ -448,9 +595,9 @@ static struct bpfstash_blob *bpfstash_blob_new(const void *data, u32 size,
 	b = bpfstash_blob_alloc(size);
 	if (!b)
 		return ERR_PTR(-ENOMEM);
-	memcpy(b->data, data, size);
+	bpfstash_blob_write(b, 0, data, size);
 	b->seen_key = key;
-	if (bpfstash_digest(b->data, size, b->digest)) {
+	if (bpfstash_blob_digest(b)) {
 		bpfstash_blob_put(b);
 		return ERR_PTR(-EINVAL);
 	}
@@ -684,6 +831,28 @@ static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs,
 }
 
 /*
+ * The lines of blob @b, piece by piece (pieces hold whole records): written
+ * to it, or compared with it.
+ */
+static int bpfstash_jited_lines_blob(const struct bpf_prog *prog, u32 nr_funcs,
+				     const struct bpfstash_func *funcs,
+				     struct bpfstash_blob *b, bool compare)
+{
+	u32 off, n;
+	void *p;
+	int err;
+
+	for_each_blob_piece(b, off, p, n) {
+		err = bpfstash_jited_lines(prog, nr_funcs, funcs, off / sizeof(u64),
+					   n / sizeof(u64), compare ? NULL : p,
+					   compare ? p : NULL);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
  * The jited line info blob: offsets, not addresses, so the same when the
  * program is loaded again.  A stored blob that the key finds is compared
  * with the lines as they are computed, without building them; only lines
@@ -706,8 +875,7 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 		return err;
 	b = bpfstash_blob_candidate(size, key);
 	if (b) {
-		err = bpfstash_jited_lines(prog, nr_funcs, funcs, 0, nr, NULL,
-					   (const u64 *)b->data);
+		err = bpfstash_jited_lines_blob(prog, nr_funcs, funcs, b, true);
 		if (!err) {
 			atomic64_inc(&store.blob_dedup);
 			*blob = b;
@@ -721,8 +889,8 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 	b = bpfstash_blob_alloc(size);
 	if (!b)
 		return -ENOMEM;
-	err = bpfstash_jited_lines(prog, nr_funcs, funcs, 0, nr, (u64 *)b->data, NULL) ?:
-	      bpfstash_digest(b->data, b->size, b->digest);
+	err = bpfstash_jited_lines_blob(prog, nr_funcs, funcs, b, false) ?:
+	      bpfstash_blob_digest(b);
 	if (err) {
 		bpfstash_blob_put(b);
 		return err;
@@ -745,7 +913,6 @@ static int bpfstash_snapshot(struct bpf_prog *prog, struct bpfstash_entry **out)
 	struct bpfstash_entry *e;
 	struct bpfstash_blob *b;
 	u64 now_boot, now_real;
-	u8 *img;
 	int err;
 
 	e = kzalloc(sizeof(*e), BPFSTASH_GFP);
@@ -785,13 +952,12 @@ static int bpfstash_snapshot(struct bpf_prog *prog, struct bpfstash_entry **out)
 		err = -ENOMEM;
 		goto err;
 	}
-	img = b->data;
 	b->seen_key = 0;	/* addresses inside: never the same bytes again */
 	for (i = 0; i < nr_funcs; i++)
-		memcpy(img + funcs[i].offset, (void *)(unsigned long)funcs[i].addr,
-		       funcs[i].len);
+		bpfstash_blob_write(b, funcs[i].offset,
+				    (void *)(unsigned long)funcs[i].addr, funcs[i].len);
 	e->blobs[BPFSTASH_BLOB_JITED] = b;
-	err = bpfstash_digest(b->data, b->size, b->digest);
+	err = bpfstash_blob_digest(b);
 	if (err)
 		goto err;
 

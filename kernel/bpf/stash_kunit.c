@@ -372,7 +372,7 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(b));
 	KUNIT_EXPECT_PTR_NE(test, b, e->blobs[BPFSTASH_BLOB_BTF]);
 	KUNIT_EXPECT_FALSE(test, b->listed);
-	KUNIT_EXPECT_EQ(test, memcmp(b->data, other, size), 0);
+	KUNIT_EXPECT_TRUE(test, bpfstash_blob_equal(b, other));
 	KUNIT_EXPECT_NE(test, memcmp(b->digest, e->blobs[BPFSTASH_BLOB_BTF]->digest,
 				     BPFSTASH_DIGEST_SIZE), 0);
 	bpfstash_blob_put(b);
@@ -394,6 +394,7 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 	struct bpfstash_func funcs[ARRAY_SIZE(starts)] = {};
 	struct bpf_prog *progs[ARRAY_SIZE(starts)];
 	struct bpfstash_jited_line *jl;
+	struct bpfstash_blob *b;
 	u32 k, i, f;
 
 	for (f = 0; f < ARRAY_SIZE(starts); f++) {
@@ -430,10 +431,101 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, key, bpfstash_blob_seen_key(jl, size));
 		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
 							   funcs, 0, nr, NULL, (u64 *)jl), 0);
+
+		/* The same, into and against a blob held in pieces. */
+		b = bpfstash_blob_alloc(size);
+		KUNIT_ASSERT_NOT_NULL(test, b);
+		if (size > 512)
+			KUNIT_EXPECT_GT(test, b->nr_segs, 1);
+		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(progs[0], ARRAY_SIZE(starts),
+								funcs, b, false), 0);
+		KUNIT_EXPECT_TRUE(test, bpfstash_blob_equal(b, jl));
+		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(progs[0], ARRAY_SIZE(starts),
+								funcs, b, true), 0);
+
 		jl[nr / 3].off ^= 1;
 		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
 							   funcs, 0, nr, NULL, (u64 *)jl), 1);
+		bpfstash_blob_write(b, size - sizeof(*jl), &jl[nr / 3], sizeof(*jl));
+		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(progs[0], ARRAY_SIZE(starts),
+								funcs, b, true), 1);
+		bpfstash_blob_free(b);
 	}
+}
+
+/*
+ * Blobs in pieces: every byte where bpfstash_blob_at() says, pieces that
+ * start at multiples of BPFSTASH_BLOB_PIECE_MIN, the digest of the bytes
+ * and less than 64 bytes of waste besides the pointers; and a blob in one
+ * allocation only when that costs no more.
+ */
+static void bpfstash_test_blob_pieces(struct kunit *test)
+{
+	static const u32 sizes[] = {
+		1, 100, 255, 256, 808, 1106, 4095, 4096, 4097, 20252, 24664, 49328,
+	};
+	u8 digest[BPFSTASH_DIGEST_SIZE];
+	struct bpfstash_blob *b;
+	u32 k, off, n, prev;
+	u8 *src;
+
+	for (k = 0; k < ARRAY_SIZE(sizes); k++) {
+		u32 size = sizes[k], i;
+		size_t hdr, whole;
+
+		src = kunit_kmalloc(test, size, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, src);
+		for (i = 0; i < size; i++)
+			src[i] = i * 13 + (i >> 8);
+		b = bpfstash_blob_alloc(size);
+		KUNIT_ASSERT_NOT_NULL(test, b);
+		/* Written in odd lengths, across pieces. */
+		for (off = 0; off < size; off += n) {
+			n = min(size - off, 1001U);
+			bpfstash_blob_write(b, off, src + off, n);
+		}
+		for (off = 0; off < size; off++) {
+			const u8 *p = bpfstash_blob_at(b, off, &n);
+
+			KUNIT_ASSERT_GE(test, n, 1);
+			KUNIT_ASSERT_LE(test, off + n, size);
+			KUNIT_ASSERT_EQ_MSG(test, *p, src[off], "size %u off %u", size, off);
+		}
+		prev = 0;
+		for (off = 0; off < size; off += n) {
+			bpfstash_blob_at(b, off, &n);
+			if (off + n < size) {
+				KUNIT_EXPECT_EQ(test, off % BPFSTASH_BLOB_PIECE_MIN, 0);
+				KUNIT_EXPECT_TRUE(test, is_power_of_2(n));
+			}
+			prev++;
+		}
+		KUNIT_EXPECT_EQ(test, prev, max_t(u32, b->nr_segs, 1));
+
+		whole = bpfstash_alloc_size(struct_size(b, data, size));
+		if (b->nr_segs) {
+			hdr = bpfstash_alloc_size(struct_size(b, seg, b->nr_segs));
+			KUNIT_EXPECT_LE_MSG(test, b->alloc_bytes, size + hdr + 63,
+					    "size %u", size);
+			KUNIT_EXPECT_LT(test, b->alloc_bytes, whole);
+		} else {
+			KUNIT_EXPECT_EQ(test, b->alloc_bytes, whole);
+		}
+
+		KUNIT_ASSERT_EQ(test, bpfstash_blob_digest(b), 0);
+		KUNIT_ASSERT_EQ(test, bpfstash_digest(src, size, digest), 0);
+		KUNIT_EXPECT_EQ(test, memcmp(b->digest, digest, sizeof(digest)), 0);
+		KUNIT_EXPECT_TRUE(test, bpfstash_blob_equal(b, src));
+		src[size - 1] ^= 1;
+		KUNIT_EXPECT_FALSE(test, bpfstash_blob_equal(b, src));
+		bpfstash_blob_free(b);
+	}
+	/* The large program's line info: 12 pages and a 176-byte tail. */
+	b = bpfstash_blob_alloc(49328);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	KUNIT_EXPECT_EQ(test, b->nr_segs, 13);
+	KUNIT_EXPECT_LE(test, b->alloc_bytes, 49328 + 256);
+	bpfstash_blob_free(b);
 }
 
 static struct kunit_case bpfstash_test_cases[] = {
@@ -444,6 +536,7 @@ static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE(bpfstash_test_store),
 	KUNIT_CASE(bpfstash_test_seen_sample),
 	KUNIT_CASE(bpfstash_test_jited_lines),
+	KUNIT_CASE(bpfstash_test_blob_pieces),
 	{}
 };
 
