@@ -16,6 +16,7 @@
 #include <linux/log2.h>
 #include <linux/refcount.h>
 #include <linux/rhashtable-types.h>
+#include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/bpfstash.h>
 
@@ -45,14 +46,19 @@ enum bpfstash_blob_id {
  *	are not, until the snapshot is stored
  * @seen: in the table by bytes (under the store's lock)
  * @digest: SHA-256 of the bytes
- * @rcu: the blob is freed after a grace period; lookups are lockless
  * @data: the bytes, for a blob that fits its allocation well
  * @seg: the pieces of any other blob, each a kmalloc() of exactly its size:
- *	whole pages, then the tail in pieces of 2048, 1024, 512 and 256 bytes
- *	as it needs them, then the rest (bpfstash_blob_seg_len()).  A blob
- *	one contiguous allocation held would waste up to a page, or half a
- *	kmalloc bucket; in pieces it wastes less than 64 bytes plus a pointer
- *	per piece.  Use bpfstash_blob_at() to read either kind.
+ *	pieces of the largest kmalloc cache (8 KiB with 4 KiB pages), then
+ *	the tail in power-of-two pieces down to 256 bytes as it needs them,
+ *	then the rest (bpfstash_blob_seg_len()).  A blob one contiguous
+ *	allocation held would waste up to a page, or half a kmalloc bucket;
+ *	in pieces it wastes less than 64 bytes plus a pointer per piece.  Use
+ *	bpfstash_blob_at() to read either kind.
+ *
+ * Lookups are lockless: the struct is freed after a grace period
+ * (kvfree_rcu_mightsleep(), without an rcu_head: 16 bytes less per blob),
+ * the pieces as soon as the last reference is gone, since only a holder of
+ * a reference reads them.
  */
 struct bpfstash_blob {
 	struct rhash_head node;
@@ -65,14 +71,14 @@ struct bpfstash_blob {
 	bool listed;
 	bool seen;
 	u8 digest[BPFSTASH_DIGEST_SIZE];
-	struct rcu_head rcu;
 	union {
 		DECLARE_FLEX_ARRAY(u8, data);
 		DECLARE_FLEX_ARRAY(void *, seg);
 	};
 };
 
-/* The smallest piece of a segmented blob but its last one. */
+/* The largest piece of a segmented blob, and the smallest but its last. */
+#define BPFSTASH_BLOB_PIECE_MAX	KMALLOC_MAX_CACHE_SIZE
 #define BPFSTASH_BLOB_PIECE_MIN	256
 
 /**
@@ -85,8 +91,8 @@ struct bpfstash_blob {
  */
 static inline u32 bpfstash_blob_seg_len(u32 rest)
 {
-	if (rest >= PAGE_SIZE)
-		return PAGE_SIZE;
+	if (rest >= BPFSTASH_BLOB_PIECE_MAX)
+		return BPFSTASH_BLOB_PIECE_MAX;
 	if (rest >= BPFSTASH_BLOB_PIECE_MIN)
 		return rounddown_pow_of_two(rest);
 	return rest;

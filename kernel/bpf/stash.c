@@ -32,9 +32,10 @@
  *   blobs that stay the same when a program is loaded again are found by
  *   their bytes, not hashed again (bpfstash_blob_seen()).
  *
- * - A blob larger than a small kmalloc() is held in pieces (whole pages,
- *   then power-of-two tails) rather than in one allocation, which would
- *   round it up to a page or a kmalloc bucket: see struct bpfstash_blob.
+ * - A blob larger than a small kmalloc() is held in pieces (8 KiB, then
+ *   power-of-two tails) rather than in one allocation, which would round
+ *   it up to a page or a kmalloc bucket: see struct bpfstash_blob.
+ *   Entries come from a cache of their own, without kmalloc's rounding.
  *
  * Locking: store.lock (a mutex) serialises inserting and removing entries
  * and blobs, activation and limits.  Lookups of entries and blobs are
@@ -70,6 +71,7 @@ DEFINE_STATIC_KEY_FALSE(bpfstash_active);
 
 /* Frees entries; flushed at unmount so that memory is back when it returns. */
 static struct workqueue_struct *bpfstash_wq;
+static struct kmem_cache *bpfstash_entry_cache;
 
 /*
  * Allocations on the load path: charged to the memory cgroup of whoever
@@ -154,8 +156,7 @@ static size_t bpfstash_alloc_size(size_t bytes)
 
 static u64 bpfstash_entry_bytes(const struct bpfstash_entry *e)
 {
-	return kmalloc_size_roundup(sizeof(*e)) +
-	       bpfstash_alloc_size(e->funcs_size);
+	return kmem_cache_size(bpfstash_entry_cache) + bpfstash_alloc_size(e->funcs_size);
 }
 
 static u64 bpfstash_blob_bytes(const struct bpfstash_blob *b)
@@ -220,9 +221,9 @@ static void *bpfstash_blob_piece(const struct bpfstash_blob *b, u32 off, u32 *le
 		*len = b->size - off;
 		return (void *)(b->data + off);
 	}
-	/* Whole pages first: the piece of @off, or the first of the tail. */
-	i = off / PAGE_SIZE;
-	start = i * PAGE_SIZE;
+	/* Whole pieces first: the piece of @off, or the first of the tail. */
+	i = off / BPFSTASH_BLOB_PIECE_MAX;
+	start = i * BPFSTASH_BLOB_PIECE_MAX;
 	for (;;) {
 		n = bpfstash_blob_seg_len(b->size - start);
 		if (off - start < n)
@@ -390,18 +391,18 @@ static void *bpfstash_alloc(size_t bytes, gfp_t extra)
 	return kmalloc(bytes, BPFSTASH_GFP | extra);
 }
 
-static void bpfstash_blob_free(struct bpfstash_blob *b)
+static void bpfstash_blob_free_pieces(struct bpfstash_blob *b)
 {
 	u32 i;
 
 	for (i = 0; i < b->nr_segs; i++)
 		kfree(b->seg[i]);
-	kvfree(b);
 }
 
-static void bpfstash_blob_free_rcu(struct rcu_head *rcu)
+static void bpfstash_blob_free(struct bpfstash_blob *b)
 {
-	bpfstash_blob_free(container_of(rcu, struct bpfstash_blob, rcu));
+	bpfstash_blob_free_pieces(b);
+	kvfree(b);
 }
 
 /*
@@ -571,7 +572,9 @@ static void bpfstash_blob_put(struct bpfstash_blob *b)
 	store.bytes -= bpfstash_blob_bytes(b);
 	store.nr_blobs--;
 	mutex_unlock(&store.lock);
-	call_rcu(&b->rcu, bpfstash_blob_free_rcu);
+	/* Lockless lookups may still see the struct, never the pieces. */
+	bpfstash_blob_free_pieces(b);
+	kvfree_rcu_mightsleep(b);
 }
 
 /*
@@ -629,7 +632,7 @@ static void bpfstash_entry_free_work(struct work_struct *work)
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
 		bpfstash_blob_put(e->blobs[i]);
 	kvfree(e->funcs);
-	kfree(e);
+	kmem_cache_free(bpfstash_entry_cache, e);
 }
 
 /*
@@ -643,7 +646,20 @@ static void bpfstash_entry_free_unlisted(struct bpfstash_entry *e)
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
 		bpfstash_blob_put(e->blobs[i]);
 	kvfree(e->funcs);
-	kfree(e);
+	kmem_cache_free(bpfstash_entry_cache, e);
+}
+
+/* A new entry, unlisted, with one reference. */
+static struct bpfstash_entry *bpfstash_entry_alloc(void)
+{
+	struct bpfstash_entry *e;
+
+	e = kmem_cache_zalloc(bpfstash_entry_cache, BPFSTASH_GFP);
+	if (!e)
+		return NULL;
+	refcount_set(&e->ref, 1);
+	INIT_RCU_WORK(&e->free_work, bpfstash_entry_free_work);
+	return e;
 }
 
 /**
@@ -915,11 +931,9 @@ static int bpfstash_snapshot(struct bpf_prog *prog, struct bpfstash_entry **out)
 	u64 now_boot, now_real;
 	int err;
 
-	e = kzalloc(sizeof(*e), BPFSTASH_GFP);
+	e = bpfstash_entry_alloc();
 	if (!e)
 		return -ENOMEM;
-	refcount_set(&e->ref, 1);
-	INIT_RCU_WORK(&e->free_work, bpfstash_entry_free_work);
 
 	err = bpfstash_snapshot_funcs(prog, nr_funcs, e);
 	if (err)
@@ -1563,9 +1577,14 @@ static int __init bpfstash_store_init(void)
 	BUILD_BUG_ON(BPFSTASH_NAME_LEN != BPF_OBJ_NAME_LEN);
 	BUILD_BUG_ON(BPFSTASH_TAG_SIZE != BPF_TAG_SIZE);
 
-	bpfstash_wq = alloc_workqueue("bpfstash", WQ_UNBOUND, 0);
-	if (!bpfstash_wq)
+	bpfstash_entry_cache = KMEM_CACHE(bpfstash_entry, SLAB_ACCOUNT);
+	if (!bpfstash_entry_cache)
 		return -ENOMEM;
+	bpfstash_wq = alloc_workqueue("bpfstash", WQ_UNBOUND, 0);
+	if (!bpfstash_wq) {
+		err = -ENOMEM;
+		goto err_cache;
+	}
 	err = rhashtable_init(&store.entries, &bpfstash_entry_params);
 	if (err)
 		goto err_wq;
@@ -1582,6 +1601,8 @@ err_entries:
 	rhashtable_destroy(&store.entries);
 err_wq:
 	destroy_workqueue(bpfstash_wq);
+err_cache:
+	kmem_cache_destroy(bpfstash_entry_cache);
 	return err;
 }
 core_initcall(bpfstash_store_init);

@@ -182,12 +182,12 @@ static long long entry_held_bytes(int fd)
 
 /*
  * What an entry holds beyond its content: per-entry and per-blob
- * structures and allocator rounding.  Blobs of more than a page are held
- * in pieces, so the large program's 49 KB of line info and 24 KB of jited
- * line info no longer round up to a page each (that was 9.6 KB over).  The
- * design's target is 1 KiB; what is left is the fixed cost of the entry
- * and of five blob headers (about 1.1-1.3 KiB), checked here against
- * 1.5 KiB.
+ * structures and allocator rounding.  Blobs are held in pieces, so the
+ * large program's 49 KB of line info and 24 KB of jited line info no
+ * longer round up to a page each (that was 9.6 KB over).  The target is
+ * 1 KiB: on the bench kernel the large program's entry holds 994 B more
+ * than its content and subprogs' 918 B.  This debug kernel's lockdep makes
+ * the entry's work item 40 B larger, hence the margin.
  */
 static void test_entry_overhead(void)
 {
@@ -213,7 +213,7 @@ static void test_entry_overhead(void)
 		test__note("%s: holds %lld B for %lld B of content, %lld B over",
 			   objs[i], held, content, held - content);
 		ASSERT_GT(held, content, "holds at least its content");
-		ASSERT_LE(held - content, 1536, "overhead per entry");
+		ASSERT_LE(held - content, 1024 + 64, "overhead per entry");
 		bpf_object__close(obj);
 	}
 	stash_umount();
