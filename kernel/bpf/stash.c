@@ -406,29 +406,44 @@ static void bpfstash_blob_free(struct bpfstash_blob *b)
 }
 
 /*
- * A blob for @size bytes: in @data if one allocation holds them with no
- * more waste than pieces would, else in pieces (struct bpfstash_blob).
- * Pieces are kmalloc()s of power-of-two sizes, so they waste nothing but
- * the last one's rounding, less than 64 bytes.
+ * The memory a blob of @size bytes holds, and in *@nr the number of its
+ * pieces, 0 for one allocation: that when it wastes no more than pieces
+ * would.  Pieces are kmalloc()s of power-of-two sizes, so they waste
+ * nothing but the last one's rounding, less than 64 bytes.
  */
-static struct bpfstash_blob *bpfstash_blob_alloc(u32 size)
+static size_t bpfstash_blob_cost(u32 size, u32 *nr)
 {
-	size_t pieces = 0, whole;
 	struct bpfstash_blob *b;
-	u32 nr = 0, off, n;
+	size_t pieces = 0, whole;
+	u32 off, n;
 
-	for (off = 0; off < size; off += n, nr++) {
+	for (*nr = 0, off = 0; off < size; off += n, (*nr)++) {
 		n = bpfstash_blob_seg_len(size - off);
 		pieces += kmalloc_size_roundup(n);
 	}
 	whole = bpfstash_alloc_size(struct_size(b, data, size));
-	pieces += bpfstash_alloc_size(struct_size(b, seg, nr));
-	if (whole <= pieces || nr > U16_MAX) {
+	pieces += bpfstash_alloc_size(struct_size(b, seg, *nr));
+	if (whole <= pieces || *nr > U16_MAX) {
+		*nr = 0;
+		return whole;
+	}
+	return pieces;
+}
+
+/* A blob for @size bytes, held as bpfstash_blob_cost() says. */
+static struct bpfstash_blob *bpfstash_blob_alloc(u32 size)
+{
+	struct bpfstash_blob *b;
+	size_t cost;
+	u32 nr, off, n;
+
+	cost = bpfstash_blob_cost(size, &nr);
+	if (!nr) {
 		b = bpfstash_alloc(struct_size(b, data, size), 0);
 		if (!b)
 			return NULL;
 		b->nr_segs = 0;
-		b->alloc_bytes = whole;
+		b->alloc_bytes = cost;
 	} else {
 		b = bpfstash_alloc(struct_size(b, seg, nr), 0);
 		if (!b)
@@ -441,7 +456,7 @@ static struct bpfstash_blob *bpfstash_blob_alloc(u32 size)
 				return NULL;
 			}
 		}
-		b->alloc_bytes = pieces;
+		b->alloc_bytes = cost;
 	}
 	refcount_set(&b->ref, 1);
 	b->size = size;
@@ -1124,15 +1139,21 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 		bpfstash_blob_see(e->blobs[i]);
 		store.nr_blobs++;
 	}
-	err = rhashtable_insert_fast(&store.entries, &e->node, bpfstash_entry_params);
-	if (err)
-		goto undo;
-	err = xa_alloc_cyclic(&store.index, &index, e, xa_limit_32b,
+	/*
+	 * Lookups are lockless, so the entry is published only when nothing
+	 * can fail any more: its listing position is reserved first (a
+	 * reserved slot reads as empty, and filling it allocates nothing).
+	 */
+	err = xa_alloc_cyclic(&store.index, &index, NULL, xa_limit_32b,
 			      &store.next_index, BPFSTASH_GFP);
-	if (err < 0) {
-		rhashtable_remove_fast(&store.entries, &e->node, bpfstash_entry_params);
+	if (err < 0)
+		goto undo;
+	err = rhashtable_insert_fast(&store.entries, &e->node, bpfstash_entry_params);
+	if (err) {
+		xa_erase(&store.index, index);
 		goto undo;
 	}
+	WARN_ON_ONCE(xa_is_err(xa_store(&store.index, index, e, BPFSTASH_GFP)));
 	e->index = index;
 
 	store.bytes += add;
@@ -1158,13 +1179,13 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 
 undo:
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
-		if (fresh[i] && e->blobs[i]->listed) {
-			rhashtable_remove_fast(&store.blobs, &e->blobs[i]->node,
-					       bpfstash_blob_params);
-			bpfstash_blob_unsee(e->blobs[i]);
-			e->blobs[i]->listed = false;
-			store.nr_blobs--;
-		}
+		/*
+		 * A blob listed here may already have been found by a lockless
+		 * lookup, and have a reference: it stays stored, and the
+		 * snapshot's free drops it as any stored blob's.
+		 */
+		if (fresh[i] && e->blobs[i]->listed)
+			store.bytes += bpfstash_blob_bytes(e->blobs[i]);
 		if (dups[i]) {
 			/* Hand the snapshot its own blob back. */
 			refcount_dec(&e->blobs[i]->ref);
@@ -1178,6 +1199,29 @@ unlock:
 	return err;
 }
 ALLOW_ERROR_INJECTION(bpfstash_store_insert, ERRNO);
+
+/*
+ * The memory the entry of @prog will hold at least, to the byte: the entry,
+ * its funcs file and its image.  Other blobs may be found stored, and then
+ * cost nothing.  A store with less room left refuses the program before
+ * copying or hashing anything, so a full store costs a load next to
+ * nothing.
+ */
+static u64 bpfstash_min_bytes(const struct bpf_prog *prog)
+{
+	u32 nr_funcs = prog->aux->func_cnt ?: 1, names = 0, jited = 0, nr, i;
+
+	for (i = 0; i < nr_funcs; i++) {
+		const struct bpf_prog *f = bpfstash_func(prog, i);
+
+		names += strlen(f->aux->ksym.name) + 1;
+		jited += f->jited_len;
+	}
+	return kmem_cache_size(bpfstash_entry_cache) +
+	       bpfstash_alloc_size(nr_funcs * sizeof(struct bpfstash_func) +
+				   round_up(names, 8)) +
+	       bpfstash_blob_cost(jited, &nr);
+}
 
 /* The entry @prog already has, with a reference, or NULL. */
 static struct bpfstash_entry *bpfstash_prog_entry(struct bpf_prog *prog)
@@ -1220,12 +1264,8 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 	}
 
 	atomic64_inc(&store.considered);
-	/*
-	 * A full store refuses before any copy or hash: an entry needs at
-	 * least its own struct and its main function's image.
-	 */
-	if (bpfstash_over_limits(READ_ONCE(store.bytes),
-				 sizeof(*e) + prog->jited_len,
+	/* A full store refuses before any copy or hash. */
+	if (bpfstash_over_limits(READ_ONCE(store.bytes), bpfstash_min_bytes(prog),
 				 READ_ONCE(store.max_bytes),
 				 READ_ONCE(store.nr_entries),
 				 READ_ONCE(store.max_entries))) {
