@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/bpf.h>
+#include <linux/bpfstash.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -75,21 +76,21 @@ static long long charged(void)
 	return atoll(buf);
 }
 
-/* The "bytes" line of an entry's info file: memory it holds. */
+/* The memory an entry holds, from its meta file, or -1. */
 static long long entry_bytes(const char *name)
 {
-	char path[256], line[128];
-	long long v = -1;
-	FILE *f;
+	struct bpfstash_meta meta;
+	char path[256];
+	ssize_t n = -1;
+	int fd;
 
-	snprintf(path, sizeof(path), ROOT "/%s/info", name);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "bytes %lld", &v) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return v;
+	snprintf(path, sizeof(path), ROOT "/%s/meta", name);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		n = read(fd, &meta, sizeof(meta));
+		close(fd);
+	}
+	return n == sizeof(meta) ? (long long)meta.bytes : -1;
 }
 
 /*

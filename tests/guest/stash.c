@@ -159,24 +159,22 @@ static void test_reload_shares_blobs(void)
 	stash_umount();
 }
 
-/* The "bytes" line of the info file of the entry of program @fd, or -1. */
+/* Memory the entry of program @fd holds (meta.bytes), or -1. */
 static long long entry_held_bytes(int fd)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
-	char hex[41], path[128], line[128];
 	long long v = -1;
-	FILE *f;
+	size_t size;
+	char hex[41];
+	void *meta;
 
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) || stash_find_prog(info.id, hex))
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || stash_find_prog(info.id, hex) ||
+	    stash_read(hex, "meta", &meta, &size))
 		return -1;
-	snprintf(path, sizeof(path), STASH_ROOT "/%s/info", hex);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "bytes %lld", &v) == 1)
-			break;
-	if (f)
-		fclose(f);
+	if (size == sizeof(struct bpfstash_meta))
+		v = ((struct bpfstash_meta *)meta)->bytes;
+	free(meta);
 	return v;
 }
 
