@@ -13,10 +13,8 @@
 
 #include <linux/bpf.h>
 #include <linux/jump_label.h>
-#include <linux/log2.h>
 #include <linux/refcount.h>
 #include <linux/rhashtable-types.h>
-#include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/bpfstash.h>
 
@@ -50,7 +48,7 @@ enum bpfstash_blob_id {
  * @seg: the pieces of any other blob, each a kmalloc() of exactly its size:
  *	pieces of the largest kmalloc cache (8 KiB with 4 KiB pages), then
  *	the tail in power-of-two pieces down to 256 bytes as it needs them,
- *	then the rest (bpfstash_blob_seg_len()).  A blob one contiguous
+ *	then the rest (bpfstash_blob_seg_len() in kernel/bpf/stash.c).  A blob one contiguous
  *	allocation held would waste up to a page, or half a kmalloc bucket;
  *	in pieces it wastes less than 64 bytes plus a pointer per piece.  Use
  *	bpfstash_blob_at() to read either kind.
@@ -76,27 +74,6 @@ struct bpfstash_blob {
 		DECLARE_FLEX_ARRAY(void *, seg);
 	};
 };
-
-/* The largest piece of a segmented blob, and the smallest but its last. */
-#define BPFSTASH_BLOB_PIECE_MAX	KMALLOC_MAX_CACHE_SIZE
-#define BPFSTASH_BLOB_PIECE_MIN	256
-
-/**
- * bpfstash_blob_seg_len - the size of a piece of a segmented blob
- * @rest: bytes from the start of the piece to the end of the blob
- *
- * Every piece but the last is a power of two of at least
- * BPFSTASH_BLOB_PIECE_MIN bytes and starts at a multiple of it, so a
- * record whose size is a power of two up to that never straddles two.
- */
-static inline u32 bpfstash_blob_seg_len(u32 rest)
-{
-	if (rest >= BPFSTASH_BLOB_PIECE_MAX)
-		return BPFSTASH_BLOB_PIECE_MAX;
-	if (rest >= BPFSTASH_BLOB_PIECE_MIN)
-		return rounddown_pow_of_two(rest);
-	return rest;
-}
 
 /* bpfstash_entry::flags */
 enum {

@@ -51,6 +51,7 @@
 #include <linux/cred.h>
 #include <linux/error-injection.h>
 #include <linux/filter.h>
+#include <linux/log2.h>
 #include <linux/memcontrol.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
@@ -194,19 +195,46 @@ static int bpfstash_hash_setup(void)
 }
 
 /*
- * SHA-256 of a blob, counted in the stats.  An unkeyed shash does not fail;
- * if it ever did, the entry is refused rather than named wrongly.
+ * Count @bytes hashed since @start in the stats, and turn the crypto API's
+ * @err into the hook's: an unkeyed shash does not fail; if it ever did,
+ * the entry is refused rather than named wrongly.
  */
+static int bpfstash_hashed(size_t bytes, u64 start, int err)
+{
+	atomic64_add(bytes, &store.hashed_bytes);
+	atomic64_add(ktime_get_ns() - start, &store.hash_ns);
+	return WARN_ON_ONCE(err) ? -EINVAL : 0;
+}
+
+/* SHA-256 of @len bytes at @data, counted in the stats. */
 static int bpfstash_digest(const void *data, size_t len,
 			   u8 out[BPFSTASH_DIGEST_SIZE])
 {
 	u64 start = ktime_get_ns();
-	int err;
 
-	err = crypto_shash_tfm_digest(bpfstash_sha256, data, len, out);
-	atomic64_add(len, &store.hashed_bytes);
-	atomic64_add(ktime_get_ns() - start, &store.hash_ns);
-	return WARN_ON_ONCE(err) ? -EINVAL : 0;
+	return bpfstash_hashed(len, start,
+			       crypto_shash_tfm_digest(bpfstash_sha256, data, len, out));
+}
+
+/* The largest piece of a segmented blob, and the smallest but its last. */
+#define BPFSTASH_BLOB_PIECE_MAX	KMALLOC_MAX_CACHE_SIZE
+#define BPFSTASH_BLOB_PIECE_MIN	256
+
+/**
+ * bpfstash_blob_seg_len - the size of a piece of a segmented blob
+ * @rest: bytes from the start of the piece to the end of the blob
+ *
+ * Every piece but the last is a power of two of at least
+ * BPFSTASH_BLOB_PIECE_MIN bytes and starts at a multiple of it, so a
+ * record whose size is a power of two up to that never straddles two.
+ */
+static u32 bpfstash_blob_seg_len(u32 rest)
+{
+	if (rest >= BPFSTASH_BLOB_PIECE_MAX)
+		return BPFSTASH_BLOB_PIECE_MAX;
+	if (rest >= BPFSTASH_BLOB_PIECE_MIN)
+		return rounddown_pow_of_two(rest);
+	return rest;
 }
 
 /*
@@ -288,9 +316,7 @@ static int bpfstash_blob_digest(struct bpfstash_blob *b)
 		err = err ?: crypto_shash_update(desc, p, n);
 	err = err ?: crypto_shash_final(desc, b->digest);
 	shash_desc_zero(desc);
-	atomic64_add(b->size, &store.hashed_bytes);
-	atomic64_add(ktime_get_ns() - start, &store.hash_ns);
-	return WARN_ON_ONCE(err) ? -EINVAL : 0;
+	return bpfstash_hashed(b->size, start, err);
 }
 
 /**
@@ -335,10 +361,8 @@ bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
 	err = err ?: crypto_shash_final(desc, digest);
 	shash_desc_zero(desc);
 	memcpy(hash, digest, BPFSTASH_HASH_SIZE);
-	atomic64_add(sizeof(domain) + sizeof(*content) + content->funcs_size +
-		     BPFSTASH_NR_BLOBS * BPFSTASH_DIGEST_SIZE, &store.hashed_bytes);
-	atomic64_add(ktime_get_ns() - start, &store.hash_ns);
-	return WARN_ON_ONCE(err) ? -EINVAL : 0;
+	return bpfstash_hashed(sizeof(domain) + sizeof(*content) + content->funcs_size +
+			       BPFSTASH_NR_BLOBS * BPFSTASH_DIGEST_SIZE, start, err);
 }
 
 /*
@@ -710,20 +734,29 @@ static const struct bpf_prog *bpfstash_func(const struct bpf_prog *prog, u32 i)
 	return i ? prog->aux->func[i] : prog;
 }
 
-/*
- * Build the "funcs" file: one struct bpfstash_func per function, then the
- * names.  Offsets into the jited file follow bpf_prog_get_info_by_fd().
- */
-static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
-				   struct bpfstash_entry *e)
+/* The size of the "funcs" file of @prog: its records, then the names. */
+static u32 bpfstash_funcs_size(const struct bpf_prog *prog)
 {
-	struct bpfstash_func *rec;
-	u32 i, names = 0, offset = 0;
-	char *name;
+	u32 nr_funcs = prog->aux->func_cnt ?: 1, names = 0, i;
 
 	for (i = 0; i < nr_funcs; i++)
 		names += strlen(bpfstash_func(prog, i)->aux->ksym.name) + 1;
-	e->funcs_size = nr_funcs * sizeof(*rec) + round_up(names, 8);
+	return nr_funcs * sizeof(struct bpfstash_func) + round_up(names, 8);
+}
+
+/*
+ * Build the "funcs" file, of @funcs_size bytes (bpfstash_funcs_size()): one
+ * struct bpfstash_func per function, then the names.  Offsets into the
+ * jited file follow bpf_prog_get_info_by_fd().
+ */
+static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
+				   u32 funcs_size, struct bpfstash_entry *e)
+{
+	struct bpfstash_func *rec;
+	u32 i, names, offset = 0;
+	char *name;
+
+	e->funcs_size = funcs_size;
 	e->funcs = bpfstash_alloc(e->funcs_size, __GFP_ZERO);
 	if (!e->funcs)
 		return -ENOMEM;
@@ -933,9 +966,11 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 
 /*
  * Copy what bpf_prog_get_info_by_fd() would return for @prog into a new,
- * unlisted entry, and name it.
+ * unlisted entry, and name it.  @funcs_size is bpfstash_funcs_size(@prog),
+ * which the caller has already computed to check the limits.
  */
-static int bpfstash_snapshot(struct bpf_prog *prog, struct bpfstash_entry **out)
+static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
+			     struct bpfstash_entry **out)
 {
 	struct bpf_prog_aux *aux = prog->aux;
 	u32 nr_funcs = aux->func_cnt ?: 1, i;
@@ -950,7 +985,7 @@ static int bpfstash_snapshot(struct bpf_prog *prog, struct bpfstash_entry **out)
 	if (!e)
 		return -ENOMEM;
 
-	err = bpfstash_snapshot_funcs(prog, nr_funcs, e);
+	err = bpfstash_snapshot_funcs(prog, nr_funcs, funcs_size, e);
 	if (err)
 		goto err;
 	funcs = e->funcs;
@@ -1207,19 +1242,13 @@ ALLOW_ERROR_INJECTION(bpfstash_store_insert, ERRNO);
  * copying or hashing anything, so a full store costs a load next to
  * nothing.
  */
-static u64 bpfstash_min_bytes(const struct bpf_prog *prog)
+static u64 bpfstash_min_bytes(const struct bpf_prog *prog, u32 funcs_size)
 {
-	u32 nr_funcs = prog->aux->func_cnt ?: 1, names = 0, jited = 0, nr, i;
+	u32 nr_funcs = prog->aux->func_cnt ?: 1, jited = 0, nr, i;
 
-	for (i = 0; i < nr_funcs; i++) {
-		const struct bpf_prog *f = bpfstash_func(prog, i);
-
-		names += strlen(f->aux->ksym.name) + 1;
-		jited += f->jited_len;
-	}
-	return kmem_cache_size(bpfstash_entry_cache) +
-	       bpfstash_alloc_size(nr_funcs * sizeof(struct bpfstash_func) +
-				   round_up(names, 8)) +
+	for (i = 0; i < nr_funcs; i++)
+		jited += bpfstash_func(prog, i)->jited_len;
+	return kmem_cache_size(bpfstash_entry_cache) + bpfstash_alloc_size(funcs_size) +
 	       bpfstash_blob_cost(jited, &nr);
 }
 
@@ -1249,6 +1278,7 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 {
 	struct mem_cgroup *memcg, *old_memcg;
 	struct bpfstash_entry *e, *stored = NULL;
+	u32 funcs_size;
 	int err;
 
 	*out = NULL;
@@ -1265,7 +1295,8 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 
 	atomic64_inc(&store.considered);
 	/* A full store refuses before any copy or hash. */
-	if (bpfstash_over_limits(READ_ONCE(store.bytes), bpfstash_min_bytes(prog),
+	funcs_size = bpfstash_funcs_size(prog);
+	if (bpfstash_over_limits(READ_ONCE(store.bytes), bpfstash_min_bytes(prog, funcs_size),
 				 READ_ONCE(store.max_bytes),
 				 READ_ONCE(store.nr_entries),
 				 READ_ONCE(store.max_entries))) {
@@ -1274,7 +1305,7 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 	}
 
 	memcg = bpfstash_charge_begin(&old_memcg);
-	err = bpfstash_snapshot(prog, &e);
+	err = bpfstash_snapshot(prog, funcs_size, &e);
 	if (!err) {
 		err = bpfstash_store_insert(prog, e, &stored);
 		if (err || stored != e)
