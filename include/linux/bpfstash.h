@@ -48,10 +48,10 @@ enum bpfstash_blob_id {
  * @seg: the pieces of any other blob, each a kmalloc() of exactly its size:
  *	pieces of the largest kmalloc cache (8 KiB with 4 KiB pages), then
  *	the tail in power-of-two pieces down to 256 bytes as it needs them,
- *	then the rest (bpfstash_blob_seg_len() in kernel/bpf/stash.c).  A blob one contiguous
- *	allocation held would waste up to a page, or half a kmalloc bucket;
- *	in pieces it wastes less than 64 bytes plus a pointer per piece.  Use
- *	bpfstash_blob_at() to read either kind.
+ *	then the rest (bpfstash_blob_seg_len() in kernel/bpf/stash.c).  A
+ *	blob one contiguous allocation held would waste up to a page, or half
+ *	a kmalloc bucket; in pieces it wastes less than 64 bytes plus a
+ *	pointer per piece.  Use bpfstash_blob_at() to read either kind.
  *
  * Lookups are lockless: the struct is freed after a grace period
  * (kvfree_rcu_mightsleep(), without an rcu_head: 16 bytes less per blob),
