@@ -3,6 +3,8 @@
  * Memory a stash entry costs, against the bytes of its content:
  *
  *   one    one large program (20 KB JITed, 3000 line records, BTF)
+ *   funcs  one program of 256 functions (BPF_MAX_SUBPROGS): a 16.6 KB funcs file
+ *   image  one program of 200 KB of JITed code (32768 instructions, no BTF)
  *   shared N loads of one object: same BTF, same line and func info, only
  *          the images differ (they hold load addresses)
  *   tiny   N distinct minimal programs: the fixed cost of an entry
@@ -165,6 +167,29 @@ static int load_tiny(int i)
 	return fd < 0 ? -1 : 0;
 }
 
+/* A socket filter of @n straight-line instructions, without BTF. */
+static int load_straight(int n)
+{
+	struct bpf_insn *insns = calloc(n, sizeof(*insns));
+	int i, fd;
+
+	if (!insns)
+		return -1;
+	insns[0] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 };
+	for (i = 1; i < n - 1; i++)
+		insns[i] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_K,
+					      .dst_reg = BPF_REG_0, .imm = i };
+	insns[n - 1] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "mem_image", "GPL", insns, n, NULL);
+	free(insns);
+	if (fd < 0) {
+		fprintf(stderr, "membench: cannot load %d instructions\n", n);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 static void report(const char *what, long long charged0, int csv)
 {
 	long long ch = charged() - charged0, overhead;
@@ -242,6 +267,19 @@ int main(int argc, char **argv)
 	if (load_obj(path))
 		return 1;
 	report("one", kb0, csv);
+
+	remount();
+	kb0 = charged();
+	snprintf(path, sizeof(path), "%s/many.bpf.o", dir);
+	if (load_obj(path))
+		return 1;
+	report("funcs", kb0, csv);
+
+	remount();
+	kb0 = charged();
+	if (load_straight(32768))
+		return 1;
+	report("image", kb0, csv);
 
 	remount();
 	kb0 = charged();

@@ -218,9 +218,12 @@ EOF
 awk -F, 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s | %s B |\n", $1, $2, $3, $4, $5, $6, $7, $8 }' "$res/memory.csv"
 cat <<EOF
 
-"one": one large program; "shared": N loads of one object (same BTF, line
-and func info; only the images differ, they hold addresses); "tiny": N
-distinct minimal programs, the fixed cost of an entry.
+"one": one large program; "funcs": one program of 256 functions (the most
+a program can have; a 16.6 KB funcs file); "image": one program of 32 768
+instructions without BTF (about 200 KB of JITed code); "shared": N loads of
+one object (same BTF, line and func info; only the images differ, they
+hold addresses); "tiny": N distinct minimal programs, the fixed cost of an
+entry.
 
 ## 4. perf
 

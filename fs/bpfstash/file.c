@@ -56,27 +56,37 @@ loff_t bpfstash_file_size(const struct bpfstash_entry *e, const struct bpfstash_
 	if (!strcmp(f->name, "meta"))
 		return sizeof(struct bpfstash_meta);
 	if (!strcmp(f->name, "funcs"))
-		return e->funcs_size;
+		return e->meta.content.funcs_size;
 	if (f->blob >= 0)
 		return bpfstash_blob_size(e, f->blob);
 	return 0;	/* text files, as in procfs */
 }
 
-/* Read a blob, piece by piece. */
-static ssize_t bpfstash_blob_copy(const struct bpfstash_blob *b, char __user *buf,
+/* Where byte @off of the funcs file or blob @f is, and how far it is contiguous. */
+static const void *bpfstash_file_at(const struct bpfstash_entry *e,
+				    const struct bpfstash_file *f, u32 off, u32 *len)
+{
+	if (f->blob < 0)
+		return bpfstash_funcs_at(e, off, len);
+	return bpfstash_blob_at(e->blobs[f->blob], off, len);
+}
+
+/* Read the funcs file or a blob, piece by piece. */
+static ssize_t bpfstash_blob_copy(const struct bpfstash_entry *e,
+				  const struct bpfstash_file *f, char __user *buf,
 				  size_t count, loff_t *ppos)
 {
-	loff_t pos = *ppos;
+	loff_t pos = *ppos, size = bpfstash_file_size(e, f);
 	size_t done = 0;
 
-	if (!b || pos < 0 || pos >= b->size)
+	if (pos < 0 || pos >= size)
 		return pos < 0 ? -EINVAL : 0;
-	while (done < count && pos < b->size) {
+	while (done < count && pos < size) {
 		const void *p;
 		size_t n;
 		u32 len;
 
-		p = bpfstash_blob_at(b, pos, &len);
+		p = bpfstash_file_at(e, f, pos, &len);
 		n = min_t(size_t, len, count - done);
 		if (copy_to_user(buf + done, p, n)) {
 			if (!done)
@@ -99,9 +109,7 @@ static ssize_t bpfstash_blob_read(struct file *file, char __user *buf, size_t co
 	/* The opener's credentials, also at read time (as kallsyms decides). */
 	if (!bpf_dump_raw_ok(file->f_cred))
 		return -EPERM;
-	if (f->blob < 0)	/* funcs */
-		return simple_read_from_buffer(buf, count, ppos, e->funcs, e->funcs_size);
-	return bpfstash_blob_copy(e->blobs[f->blob], buf, count, ppos);
+	return bpfstash_blob_copy(e, f, buf, count, ppos);
 }
 
 static ssize_t bpfstash_meta_read(struct file *file, char __user *buf, size_t count,
@@ -145,11 +153,32 @@ static const struct file_operations bpfstash_meta_fops = {
 
 /* Text files: seq_file over the entry, which the inode keeps alive. */
 
-static const char *bpfstash_func_name(const struct bpfstash_entry *e, u32 i)
+static const struct bpfstash_func *bpfstash_func_rec(const struct bpfstash_entry *e, u32 i)
 {
-	const struct bpfstash_func *f = e->funcs;
+	u32 len;
 
-	return (const char *)(f + e->meta.content.nr_funcs) + f[i].name_off;
+	/* Records never straddle two pieces. */
+	return bpfstash_funcs_at(e, i * sizeof(struct bpfstash_func), &len);
+}
+
+/* The name of function @i, which can straddle two pieces of the funcs file. */
+static void bpfstash_print_func_name(struct seq_file *m, const struct bpfstash_entry *e,
+				     u32 i)
+{
+	const struct bpfstash_content *c = &e->meta.content;
+	u32 off = c->nr_funcs * sizeof(struct bpfstash_func) + bpfstash_func_rec(e, i)->name_off;
+	u32 len;
+	size_t n;
+
+	while (off < c->funcs_size) {
+		const char *p = bpfstash_funcs_at(e, off, &len);
+
+		n = strnlen(p, len);
+		seq_write(m, p, n);
+		if (n < len)
+			break;
+		off += n;
+	}
 }
 
 static void bpfstash_print_time(struct seq_file *m, const char *key, u64 real_ns,
@@ -206,14 +235,17 @@ static int bpfstash_info_show(struct seq_file *m, void *v)
 static int bpfstash_functions_show(struct seq_file *m, void *v)
 {
 	const struct bpfstash_entry *e = m->private;
-	const struct bpfstash_func *f = e->funcs;
+	const struct bpfstash_func *f;
 	u32 i;
 
 	seq_puts(m, "# idx start            end              size  tag              name\n");
-	for (i = 0; i < e->meta.content.nr_funcs; i++)
-		seq_printf(m, "%5u %016llx %016llx %5u %*phN %s\n", i, f[i].addr,
-			   f[i].addr + f[i].len, f[i].len, BPFSTASH_TAG_SIZE,
-			   f[i].tag, bpfstash_func_name(e, i));
+	for (i = 0; i < e->meta.content.nr_funcs; i++) {
+		f = bpfstash_func_rec(e, i);
+		seq_printf(m, "%5u %016llx %016llx %5u %*phN ", i, f->addr,
+			   f->addr + f->len, f->len, BPFSTASH_TAG_SIZE, f->tag);
+		bpfstash_print_func_name(m, e, i);
+		seq_putc(m, '\n');
+	}
 	return 0;
 }
 
@@ -296,7 +328,6 @@ static int bpfstash_lines_show(struct seq_file *m, void *v)
 	const struct bpfstash_content *c = &e->meta.content;
 	const struct bpfstash_jited_line *jl = NULL;
 	const struct bpf_line_info *li;
-	const struct bpfstash_func *f;
 	const char *src;
 	u32 i, len;
 
@@ -310,13 +341,14 @@ static int bpfstash_lines_show(struct seq_file *m, void *v)
 	if (i < bpfstash_blob_size(e, BPFSTASH_BLOB_JITED_LINE_INFO) / sizeof(*jl))
 		jl = bpfstash_blob_at(e->blobs[BPFSTASH_BLOB_JITED_LINE_INFO],
 				      i * sizeof(*jl), &len);
-	f = e->funcs;
 
-	if (jl && i < c->nr_jited_line_info && jl->func < c->nr_funcs)
-		seq_printf(m, "%016llx %s+0x%x", f[jl->func].addr + jl->off,
-			   bpfstash_func_name(e, jl->func), jl->off);
-	else
+	if (jl && i < c->nr_jited_line_info && jl->func < c->nr_funcs) {
+		seq_printf(m, "%016llx ", bpfstash_func_rec(e, jl->func)->addr + jl->off);
+		bpfstash_print_func_name(m, e, jl->func);
+		seq_printf(m, "+0x%x", jl->off);
+	} else {
 		seq_printf(m, "%-16s insn %u", "-", li->insn_off);
+	}
 	src = bpfstash_btf_str(l->strs, l->strs_len, li->line_off);
 	seq_printf(m, "\t%s:%u:%u\t%s\n",
 		   bpfstash_btf_str(l->strs, l->strs_len, li->file_name_off),

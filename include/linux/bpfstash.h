@@ -13,9 +13,9 @@
 
 #include <linux/bpf.h>
 #include <linux/jump_label.h>
+#include <linux/llist.h>
 #include <linux/refcount.h>
 #include <linux/rhashtable-types.h>
-#include <linux/workqueue.h>
 #include <uapi/linux/bpfstash.h>
 
 /* The blobs of an entry, in the order the content hash covers them. */
@@ -33,12 +33,11 @@ enum bpfstash_blob_id {
  * @node: in the store's blob table, keyed by @digest
  * @seen_node: in the store's table of blobs found by their bytes, keyed by
  *	@seen_key, if @seen
- * @seen_key: xxh64 of a sample of the bytes; 0 for bytes never seen again
- *	(a JITed image)
+ * @seen_key: xxh64 of a sample of the bytes, its low 32 bits; 0 for bytes
+ *	never seen again (a JITed image)
  * @ref: one per entry using the blob
- * @size: bytes in the blob
- * @alloc_bytes: memory the blob holds, this struct and its pieces, in the
- *	sizes the allocator hands out
+ * @size: bytes in the blob; what it holds in memory follows from it
+ *	(bpfstash_blob_cost() in kernel/bpf/stash.c)
  * @nr_segs: 0 if @data holds the bytes, else the number of pieces in @seg
  * @listed: in the table (under the store's lock); a snapshot's new blobs
  *	are not, until the snapshot is stored
@@ -61,10 +60,9 @@ enum bpfstash_blob_id {
 struct bpfstash_blob {
 	struct rhash_head node;
 	struct rhash_head seen_node;
-	u64 seen_key;
+	u32 seen_key;
 	refcount_t ref;
 	u32 size;
-	u32 alloc_bytes;
 	u16 nr_segs;
 	bool listed;
 	bool seen;
@@ -89,10 +87,15 @@ enum {
  * @flags: BPFSTASH_ENTRY_* bits
  * @last_access: ns since the epoch when a file of the entry was last opened
  * @meta: content (immutable) and state; unload times are written once
- * @funcs_size: bytes at @funcs
- * @funcs: struct bpfstash_func[meta.content.nr_funcs], then the names
+ * @funcs_segs: 0 if @funcs holds the funcs file, else its number of pieces
+ * @funcs: the funcs file, meta.content.funcs_size bytes: struct
+ *	bpfstash_func[meta.content.nr_funcs], then the names.  Held as a blob
+ *	holds its bytes: here, or in the pieces whose addresses are here when
+ *	one allocation would waste more (a kmalloc() bucket, up to half of
+ *	it).  Use bpfstash_funcs_at() to read it.
  * @blobs: the blobs, NULL when empty
- * @free_work: frees the entry after a grace period, in process context
+ * @rcu: frees the entry after a grace period...
+ * @free_node: ...in process context, from a list (bpfstash_entry_free_work())
  */
 struct bpfstash_entry {
 	struct rhash_head node;
@@ -101,10 +104,11 @@ struct bpfstash_entry {
 	unsigned long flags;
 	u64 last_access;
 	struct bpfstash_meta meta;
-	u32 funcs_size;
+	u32 funcs_segs;
 	void *funcs;
 	struct bpfstash_blob *blobs[BPFSTASH_NR_BLOBS];
-	struct rcu_work free_work;
+	struct rcu_head rcu;
+	struct llist_node free_node;
 };
 
 /* Limits and counters, as the "stats" file shows them. */
@@ -170,6 +174,7 @@ static inline u32 bpfstash_blob_size(const struct bpfstash_entry *e, int id)
 }
 
 const void *bpfstash_blob_at(const struct bpfstash_blob *b, u32 off, u32 *len);
+const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len);
 
 /**
  * bpfstash_prog_load - store a program that bpf_prog_load() just exposed

@@ -138,7 +138,7 @@ static const struct rhashtable_params bpfstash_blob_params = {
 };
 
 static const struct rhashtable_params bpfstash_blob_seen_params = {
-	.key_len	= sizeof(u64),
+	.key_len	= sizeof(u32),
 	.key_offset	= offsetof(struct bpfstash_blob, seen_key),
 	.head_offset	= offsetof(struct bpfstash_blob, seen_node),
 	.automatic_shrinking = true,
@@ -153,16 +153,6 @@ static size_t bpfstash_alloc_size(size_t bytes)
 {
 	/* As bpfstash_alloc() allocates them. */
 	return bytes > KMALLOC_MAX_CACHE_SIZE ? PAGE_ALIGN(bytes) : kmalloc_size_roundup(bytes);
-}
-
-static u64 bpfstash_entry_bytes(const struct bpfstash_entry *e)
-{
-	return kmem_cache_size(bpfstash_entry_cache) + bpfstash_alloc_size(e->funcs_size);
-}
-
-static u64 bpfstash_blob_bytes(const struct bpfstash_blob *b)
-{
-	return b->alloc_bytes;
 }
 
 /*
@@ -238,35 +228,47 @@ static u32 bpfstash_blob_seg_len(u32 rest)
 }
 
 /*
- * The address of byte @off of @b, and in @len how many bytes from there are
- * contiguous: to the end of its piece.  A blob held in @data is one piece.
+ * Bytes held as a blob holds them, at @base: there, when @nr is 0, or in
+ * the @nr pieces whose addresses are there.  A blob's @data and @seg share
+ * one address, as do an entry's @funcs bytes and pieces.  The address of
+ * byte @off of @size, and in @len how many bytes from there are contiguous:
+ * to the end of its piece.
  */
-static void *bpfstash_blob_piece(const struct bpfstash_blob *b, u32 off, u32 *len)
+static void *bpfstash_piece(const void *base, u32 nr, u32 size, u32 off, u32 *len)
 {
+	void *const *seg = base;
 	u32 i, start, n;
 
-	if (!b->nr_segs) {
-		*len = b->size - off;
-		return (void *)(b->data + off);
+	if (!nr) {
+		*len = size - off;
+		return (void *)base + off;
 	}
 	/* Whole pieces first: the piece of @off, or the first of the tail. */
 	i = off / BPFSTASH_BLOB_PIECE_MAX;
 	start = i * BPFSTASH_BLOB_PIECE_MAX;
 	for (;;) {
-		n = bpfstash_blob_seg_len(b->size - start);
+		n = bpfstash_blob_seg_len(size - start);
 		if (off - start < n)
 			break;
 		start += n;
 		i++;
 	}
 	*len = start + n - off;
-	return b->seg[i] + (off - start);
+	return seg[i] + (off - start);
 }
 
-/* Each piece of @b in order: @p its address, @off its offset, @n its size. */
+/* Each piece in order: @p its address, @off its offset, @n its size. */
+#define for_each_piece(base, nr, size, off, p, n)			\
+	for ((off) = 0; (off) < (size) &&				\
+	     ((p) = bpfstash_piece(base, nr, size, off, &(n)), true); (off) += (n))
+
+static void *bpfstash_blob_piece(const struct bpfstash_blob *b, u32 off, u32 *len)
+{
+	return bpfstash_piece(b->data, b->nr_segs, b->size, off, len);
+}
+
 #define for_each_blob_piece(b, off, p, n)				\
-	for ((off) = 0; (off) < (b)->size &&				\
-	     ((p) = bpfstash_blob_piece(b, off, &(n)), true); (off) += (n))
+	for_each_piece((b)->data, (b)->nr_segs, (b)->size, off, p, n)
 
 /**
  * bpfstash_blob_at - where a byte of a blob is
@@ -281,13 +283,29 @@ const void *bpfstash_blob_at(const struct bpfstash_blob *b, u32 off, u32 *len)
 	return bpfstash_blob_piece(b, off, len);
 }
 
-/* Copy @len bytes of @src to @b at @off. */
-static void bpfstash_blob_write(struct bpfstash_blob *b, u32 off, const void *src, u32 len)
+/**
+ * bpfstash_funcs_at - where a byte of an entry's funcs file is
+ * @e: the entry
+ * @off: the offset of the byte, below @e->meta.content.funcs_size
+ * @len: set to the number of bytes from there that are contiguous
+ *
+ * Records (32 bytes, from offset 0) never straddle two pieces; names may.
+ *
+ * Return: the address of the byte.
+ */
+const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len)
+{
+	return bpfstash_piece(e->funcs, e->funcs_segs, e->meta.content.funcs_size, off, len);
+}
+
+/* Copy @len bytes of @src to byte @off of the bytes at @base (see bpfstash_piece()). */
+static void bpfstash_pieces_write(void *base, u32 nr, u32 size, u32 off,
+				  const void *src, u32 len)
 {
 	u32 n;
 
 	while (len) {
-		void *p = bpfstash_blob_piece(b, off, &n);
+		void *p = bpfstash_piece(base, nr, size, off, &n);
 
 		n = min(n, len);
 		memcpy(p, src, n);
@@ -295,6 +313,11 @@ static void bpfstash_blob_write(struct bpfstash_blob *b, u32 off, const void *sr
 		off += n;
 		len -= n;
 	}
+}
+
+static void bpfstash_blob_write(struct bpfstash_blob *b, u32 off, const void *src, u32 len)
+{
+	bpfstash_pieces_write(b->data, b->nr_segs, b->size, off, src, len);
 }
 
 /* The SHA-256 of a blob's bytes, in its @digest. */
@@ -322,7 +345,9 @@ static int bpfstash_blob_digest(struct bpfstash_blob *b)
 /**
  * bpfstash_content_hash - the name of an entry, over its canonical form
  * @content: the hashed part of the metadata
- * @funcs: the funcs file, @content->funcs_size bytes
+ * @funcs: the funcs file, @content->funcs_size bytes, held as
+ *	bpfstash_piece() reads them
+ * @funcs_segs: its number of pieces, 0 if it is in one
  * @blobs: the entry's blobs, NULL for an empty one
  * @hash: set to the entry's BPFSTASH_HASH_SIZE-byte name
  *
@@ -333,7 +358,7 @@ static int bpfstash_blob_digest(struct bpfstash_blob *b)
  */
 static int
 bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
-		      struct bpfstash_blob *const blobs[BPFSTASH_NR_BLOBS],
+		      u32 funcs_segs, struct bpfstash_blob *const blobs[BPFSTASH_NR_BLOBS],
 		      u8 hash[BPFSTASH_HASH_SIZE])
 {
 	static const char domain[] = BPFSTASH_HASH_DOMAIN;
@@ -346,6 +371,8 @@ bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
 	SHASH_DESC_ON_STACK(desc, bpfstash_sha256);
 	u8 digest[BPFSTASH_DIGEST_SIZE];
 	u64 start = ktime_get_ns();
+	u32 off, n;
+	void *p;
 	int err, i;
 
 	BUILD_BUG_ON(sizeof(domain) != 12);
@@ -353,8 +380,9 @@ bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
 	desc->tfm = bpfstash_sha256;
 	err = crypto_shash_init(desc) ?:
 	      crypto_shash_update(desc, domain, sizeof(domain)) ?:
-	      crypto_shash_update(desc, (const u8 *)content, sizeof(*content)) ?:
-	      crypto_shash_update(desc, funcs, content->funcs_size);
+	      crypto_shash_update(desc, (const u8 *)content, sizeof(*content));
+	for_each_piece(funcs, funcs_segs, content->funcs_size, off, p, n)
+		err = err ?: crypto_shash_update(desc, p, n);
 	for (i = 0; i < BPFSTASH_NR_BLOBS && !err; i++)
 		err = crypto_shash_update(desc, blobs[i] ? blobs[i]->digest : empty,
 					  BPFSTASH_DIGEST_SIZE);
@@ -415,12 +443,17 @@ static void *bpfstash_alloc(size_t bytes, gfp_t extra)
 	return kmalloc(bytes, BPFSTASH_GFP | extra);
 }
 
-static void bpfstash_blob_free_pieces(struct bpfstash_blob *b)
+static void bpfstash_pieces_free(void **seg, u32 nr)
 {
 	u32 i;
 
-	for (i = 0; i < b->nr_segs; i++)
-		kfree(b->seg[i]);
+	for (i = 0; i < nr; i++)
+		kfree(seg[i]);
+}
+
+static void bpfstash_blob_free_pieces(struct bpfstash_blob *b)
+{
+	bpfstash_pieces_free(b->seg, b->nr_segs);
 }
 
 static void bpfstash_blob_free(struct bpfstash_blob *b)
@@ -430,23 +463,27 @@ static void bpfstash_blob_free(struct bpfstash_blob *b)
 }
 
 /*
- * The memory a blob of @size bytes holds, and in *@nr the number of its
- * pieces, 0 for one allocation: that when it wastes no more than pieces
- * would.  Pieces are kmalloc()s of power-of-two sizes, so they waste
- * nothing but the last one's rounding, less than 64 bytes.
+ * The memory @size bytes hold after a header of @head bytes, and in *@nr
+ * the number of their pieces, 0 for one allocation with the header: that
+ * when it wastes no more than pieces would.  Pieces are kmalloc()s of
+ * power-of-two sizes, so they waste nothing but the last one's rounding,
+ * less than 64 bytes, and a pointer each after the header.
  */
-static size_t bpfstash_blob_cost(u32 size, u32 *nr)
+static size_t bpfstash_pieces_cost(u32 size, size_t head, u32 *nr)
 {
-	struct bpfstash_blob *b;
-	size_t pieces = 0, whole;
+	size_t pieces, whole;
 	u32 off, n;
 
-	for (*nr = 0, off = 0; off < size; off += n, (*nr)++) {
+	/* Whole pieces at once: this is also how a blob's bytes are counted. */
+	*nr = size / BPFSTASH_BLOB_PIECE_MAX;
+	off = *nr * BPFSTASH_BLOB_PIECE_MAX;
+	pieces = (size_t)*nr * kmalloc_size_roundup(BPFSTASH_BLOB_PIECE_MAX);
+	for (; off < size; off += n, (*nr)++) {
 		n = bpfstash_blob_seg_len(size - off);
 		pieces += kmalloc_size_roundup(n);
 	}
-	whole = bpfstash_alloc_size(struct_size(b, data, size));
-	pieces += bpfstash_alloc_size(struct_size(b, seg, *nr));
+	whole = bpfstash_alloc_size(head + size);
+	pieces += bpfstash_alloc_size(head + *nr * sizeof(void *));
 	if (whole <= pieces || *nr > U16_MAX) {
 		*nr = 0;
 		return whole;
@@ -454,34 +491,72 @@ static size_t bpfstash_blob_cost(u32 size, u32 *nr)
 	return pieces;
 }
 
+/* The same for a blob: @size bytes after a struct bpfstash_blob. */
+static size_t bpfstash_blob_cost(u32 size, u32 *nr)
+{
+	/* One cache line: 64 bytes are what a small blob pays per entry. */
+	BUILD_BUG_ON(IS_ENABLED(CONFIG_64BIT) && offsetof(struct bpfstash_blob, data) != 64);
+	return bpfstash_pieces_cost(size, offsetof(struct bpfstash_blob, data), nr);
+}
+
+/* The memory an entry's funcs file of @size bytes holds (bpfstash_funcs_alloc()). */
+static size_t bpfstash_funcs_cost(u32 size)
+{
+	u32 nr;
+
+	return bpfstash_pieces_cost(size, 0, &nr);
+}
+
+static u64 bpfstash_entry_bytes(const struct bpfstash_entry *e)
+{
+	return kmem_cache_size(bpfstash_entry_cache) +
+	       bpfstash_funcs_cost(e->meta.content.funcs_size);
+}
+
+static u64 bpfstash_blob_bytes(const struct bpfstash_blob *b)
+{
+	u32 nr;
+
+	return bpfstash_blob_cost(b->size, &nr);
+}
+
+/* Allocate the @nr pieces of @size bytes into @seg; all or none. */
+static int bpfstash_pieces_alloc(void **seg, u32 nr, u32 size, gfp_t extra)
+{
+	u32 i, off, n;
+
+	for (i = 0, off = 0; i < nr; i++, off += n) {
+		n = bpfstash_blob_seg_len(size - off);
+		seg[i] = kmalloc(n, BPFSTASH_GFP | extra);
+		if (!seg[i]) {
+			bpfstash_pieces_free(seg, i);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 /* A blob for @size bytes, held as bpfstash_blob_cost() says. */
 static struct bpfstash_blob *bpfstash_blob_alloc(u32 size)
 {
 	struct bpfstash_blob *b;
-	size_t cost;
-	u32 nr, off, n;
+	u32 nr;
 
-	cost = bpfstash_blob_cost(size, &nr);
+	bpfstash_blob_cost(size, &nr);
 	if (!nr) {
 		b = bpfstash_alloc(struct_size(b, data, size), 0);
 		if (!b)
 			return NULL;
-		b->nr_segs = 0;
-		b->alloc_bytes = cost;
 	} else {
 		b = bpfstash_alloc(struct_size(b, seg, nr), 0);
 		if (!b)
 			return NULL;
-		for (b->nr_segs = 0, off = 0; b->nr_segs < nr; b->nr_segs++, off += n) {
-			n = bpfstash_blob_seg_len(size - off);
-			b->seg[b->nr_segs] = kmalloc(n, BPFSTASH_GFP);
-			if (!b->seg[b->nr_segs]) {
-				bpfstash_blob_free(b);
-				return NULL;
-			}
+		if (bpfstash_pieces_alloc(b->seg, nr, size, 0)) {
+			kvfree(b);
+			return NULL;
 		}
-		b->alloc_bytes = cost;
 	}
+	b->nr_segs = nr;
 	refcount_set(&b->ref, 1);
 	b->size = size;
 	b->listed = false;
@@ -495,29 +570,30 @@ static void bpfstash_blob_put(struct bpfstash_blob *b);
  * Blobs that do not change when a program is loaded again (line info, func
  * info, BTF, jited line info) are found again by their bytes: a key picks a
  * stored blob, and a comparison confirms it.  Together they cost a fraction
- * of a BLAKE2s, which such a blob then does not need.  The key is an xxh64
- * of the size and of a sample of the bytes (head, middle and tail), not of
- * all of them: the comparison reads every byte anyway, and a key over all
- * of them read the bytes twice (a tenth of the hook for a program with
- * 3 000 lines of line info).  A blob whose key another stored blob already
- * has (same size and sample, other bytes) is only hashed each time; it is
- * never confused with that blob.
+ * of a SHA-256, which such a blob then does not need.  The key is the low
+ * 32 bits of an xxh64 of the size and of a sample of the bytes (head,
+ * middle and tail), not of all of them: the comparison reads every byte
+ * anyway, and a key over all of them read the bytes twice (a tenth of the
+ * hook for a program with 3 000 lines of line info).  A blob whose key
+ * another stored blob already has (same size and sample, other bytes, or
+ * a 32-bit collision) is only hashed each time; it is never confused with
+ * that blob.
  */
 #define BPFSTASH_SEEN_SAMPLE	64
 
-static u64 bpfstash_blob_seen_key(const void *data, u32 size)
+static u32 bpfstash_blob_seen_key(const void *data, u32 size)
 {
 	const u8 *p = data;
 	struct xxh64_state state;
 
 	if (size <= 3 * BPFSTASH_SEEN_SAMPLE)
-		return xxh64(data, size, size);
+		return lower_32_bits(xxh64(data, size, size));
 	xxh64_reset(&state, size);
 	xxh64_update(&state, p, BPFSTASH_SEEN_SAMPLE);
 	xxh64_update(&state, p + size / 2 - BPFSTASH_SEEN_SAMPLE / 2,
 		     BPFSTASH_SEEN_SAMPLE);
 	xxh64_update(&state, p + size - BPFSTASH_SEEN_SAMPLE, BPFSTASH_SEEN_SAMPLE);
-	return xxh64_digest(&state);
+	return lower_32_bits(xxh64_digest(&state));
 }
 
 /*
@@ -541,7 +617,7 @@ static bool bpfstash_bytes_equal(const void *a, const void *b, size_t len)
 }
 
 /* The stored blob of @size bytes that @key picks, with a reference, or NULL. */
-static struct bpfstash_blob *bpfstash_blob_candidate(u32 size, u64 key)
+static struct bpfstash_blob *bpfstash_blob_candidate(u32 size, u32 key)
 {
 	struct bpfstash_blob *b;
 
@@ -566,7 +642,7 @@ static bool bpfstash_blob_equal(const struct bpfstash_blob *b, const void *data)
 }
 
 /* A stored blob with exactly @size bytes @data, with a reference, or NULL. */
-static struct bpfstash_blob *bpfstash_blob_seen(const void *data, u32 size, u64 key)
+static struct bpfstash_blob *bpfstash_blob_seen(const void *data, u32 size, u32 key)
 {
 	struct bpfstash_blob *b = bpfstash_blob_candidate(size, key);
 
@@ -624,7 +700,7 @@ static struct bpfstash_blob *bpfstash_blob_new(const void *data, u32 size,
 					       atomic64_t *reused)
 {
 	struct bpfstash_blob *b;
-	u64 key;
+	u32 key;
 
 	if (!size)
 		return NULL;
@@ -662,16 +738,69 @@ static struct bpfstash_blob *bpfstash_btf_blob(const struct btf *btf)
 	return bpfstash_blob_new(data, size, &store.btf_hash_cached);
 }
 
+/*
+ * The funcs file of @e, of @size bytes, zeroed: in one allocation, or in
+ * pieces as a blob is held when one allocation would waste more (up to
+ * half its size in a kmalloc() bucket).
+ */
+static int bpfstash_funcs_alloc(struct bpfstash_entry *e, u32 size)
+{
+	u32 nr;
+
+	bpfstash_pieces_cost(size, 0, &nr);
+	if (!nr) {
+		e->funcs = bpfstash_alloc(size, __GFP_ZERO);
+		return e->funcs ? 0 : -ENOMEM;
+	}
+	e->funcs = bpfstash_alloc(nr * sizeof(void *), 0);
+	if (!e->funcs)
+		return -ENOMEM;
+	if (bpfstash_pieces_alloc(e->funcs, nr, size, __GFP_ZERO)) {
+		kfree(e->funcs);
+		e->funcs = NULL;
+		return -ENOMEM;
+	}
+	e->funcs_segs = nr;
+	return 0;
+}
+
+static void bpfstash_funcs_free(struct bpfstash_entry *e)
+{
+	bpfstash_pieces_free(e->funcs, e->funcs_segs);
+	kvfree(e->funcs);
+}
+
+/*
+ * Entries whose grace period is over, freed together by one work item:
+ * putting their blobs takes store.lock.  An rcu_work in each entry would
+ * do the same for 32 bytes more per entry (72 with lockdep).
+ */
+static LLIST_HEAD(bpfstash_free_list);
+
 static void bpfstash_entry_free_work(struct work_struct *work)
 {
-	struct bpfstash_entry *e = container_of(to_rcu_work(work),
-						struct bpfstash_entry, free_work);
+	struct llist_node *list = llist_del_all(&bpfstash_free_list);
+	struct bpfstash_entry *e, *next;
 	int i;
 
-	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
-		bpfstash_blob_put(e->blobs[i]);
-	kvfree(e->funcs);
-	kmem_cache_free(bpfstash_entry_cache, e);
+	llist_for_each_entry_safe(e, next, list, free_node) {
+		for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
+			bpfstash_blob_put(e->blobs[i]);
+		bpfstash_funcs_free(e);
+		kmem_cache_free(bpfstash_entry_cache, e);
+		cond_resched();
+	}
+}
+
+static DECLARE_WORK(bpfstash_free_work, bpfstash_entry_free_work);
+
+/* After a grace period, in softirq context: hand the entry to the work. */
+static void bpfstash_entry_free_rcu(struct rcu_head *rcu)
+{
+	struct bpfstash_entry *e = container_of(rcu, struct bpfstash_entry, rcu);
+
+	if (llist_add(&e->free_node, &bpfstash_free_list))
+		queue_work(bpfstash_wq, &bpfstash_free_work);
 }
 
 /*
@@ -684,7 +813,7 @@ static void bpfstash_entry_free_unlisted(struct bpfstash_entry *e)
 
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
 		bpfstash_blob_put(e->blobs[i]);
-	kvfree(e->funcs);
+	bpfstash_funcs_free(e);
 	kmem_cache_free(bpfstash_entry_cache, e);
 }
 
@@ -697,7 +826,6 @@ static struct bpfstash_entry *bpfstash_entry_alloc(void)
 	if (!e)
 		return NULL;
 	refcount_set(&e->ref, 1);
-	INIT_RCU_WORK(&e->free_work, bpfstash_entry_free_work);
 	return e;
 }
 
@@ -710,7 +838,7 @@ static struct bpfstash_entry *bpfstash_entry_alloc(void)
 void bpfstash_entry_put(struct bpfstash_entry *e)
 {
 	if (refcount_dec_and_test(&e->ref))
-		queue_rcu_work(bpfstash_wq, &e->free_work);
+		call_rcu(&e->rcu, bpfstash_entry_free_rcu);
 }
 
 /* The programs the stash may show: exactly those /proc/kallsyms lists. */
@@ -747,36 +875,37 @@ static u32 bpfstash_funcs_size(const struct bpf_prog *prog)
 /*
  * Build the "funcs" file, of @funcs_size bytes (bpfstash_funcs_size()): one
  * struct bpfstash_func per function, then the names.  Offsets into the
- * jited file follow bpf_prog_get_info_by_fd().
+ * jited file follow bpf_prog_get_info_by_fd().  Records are written whole
+ * (no piece boundary falls inside one), names piece by piece.
  */
 static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
 				   u32 funcs_size, struct bpfstash_entry *e)
 {
+	u32 i, len, at, names = 0, offset = 0;
 	struct bpfstash_func *rec;
-	u32 i, names, offset = 0;
-	char *name;
+	int err;
 
-	e->funcs_size = funcs_size;
-	e->funcs = bpfstash_alloc(e->funcs_size, __GFP_ZERO);
-	if (!e->funcs)
-		return -ENOMEM;
+	err = bpfstash_funcs_alloc(e, funcs_size);
+	if (err)
+		return err;
+	e->meta.content.funcs_size = funcs_size;
 
-	rec = e->funcs;
-	name = (char *)(rec + nr_funcs);
-	names = 0;
 	for (i = 0; i < nr_funcs; i++) {
 		const struct bpf_prog *f = bpfstash_func(prog, i);
-		size_t len = strlen(f->aux->ksym.name) + 1;
+		size_t name_len = strlen(f->aux->ksym.name) + 1;
 
-		rec[i].addr = (unsigned long)f->bpf_func;
-		rec[i].len = f->jited_len;
-		rec[i].offset = offset;
-		rec[i].name_off = names;
+		rec = (void *)bpfstash_funcs_at(e, i * sizeof(*rec), &len);
+		rec->addr = (unsigned long)f->bpf_func;
+		rec->len = f->jited_len;
+		rec->offset = offset;
+		rec->name_off = names;
 		/* prog_tags[] holds each subprogram's own tag. */
-		memcpy(rec[i].tag, prog->aux->func_cnt ? prog->aux->func[i]->tag :
+		memcpy(rec->tag, prog->aux->func_cnt ? prog->aux->func[i]->tag :
 		       prog->tag, BPFSTASH_TAG_SIZE);
-		memcpy(name + names, f->aux->ksym.name, len);
-		names += len;
+		at = nr_funcs * sizeof(*rec) + names;
+		bpfstash_pieces_write(e->funcs, e->funcs_segs, funcs_size, at,
+				      f->aux->ksym.name, name_len);
+		names += name_len;
 		offset += f->jited_len;
 	}
 	return 0;
@@ -800,8 +929,7 @@ static __always_inline u64 bpfstash_jited_line_word(u32 func, u32 off)
 }
 
 static __always_inline int
-__bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
-		       const struct bpfstash_func *funcs, u32 first, u32 n,
+__bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32 n,
 		       u64 *out, const u64 *cmp, const bool compare)
 {
 	/* A local: the stores below could alias prog->aux. */
@@ -812,7 +940,8 @@ __bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
 	while (i >= next)
 		next = bpfstash_next_func_line(prog, nr_funcs, ++f);
 	for (; i < end; next = bpfstash_next_func_line(prog, nr_funcs, ++f)) {
-		unsigned long lo = funcs[f].addr, len = funcs[f].len;
+		const struct bpf_prog *fp = bpfstash_func(prog, f);
+		unsigned long lo = (unsigned long)fp->bpf_func, len = fp->jited_len;
 		u32 stop = min(next, end);
 
 		for (; i < stop; i++) {
@@ -839,8 +968,7 @@ __bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
  * compared with @cmp instead, without a store.  Returns 0, 1 when @cmp
  * differs, or -EINVAL when the JIT put a line outside its function.
  */
-static int bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
-				const struct bpfstash_func *funcs, u32 first, u32 n,
+static int bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32 n,
 				u64 *out, const u64 *cmp)
 {
 	/*
@@ -850,9 +978,9 @@ static int bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
 	 * loop (3 instructions per line).
 	 */
 	if (cmp)
-		return __bpfstash_jited_lines(prog, nr_funcs, funcs, first, n,
+		return __bpfstash_jited_lines(prog, nr_funcs, first, n,
 					      NULL, cmp, true);
-	return __bpfstash_jited_lines(prog, nr_funcs, funcs, first, n,
+	return __bpfstash_jited_lines(prog, nr_funcs, first, n,
 				      out, NULL, false);
 }
 
@@ -861,8 +989,7 @@ static int bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
  * info, from the records its sample covers: the lines are computed again
  * for the few bytes it reads, not stored.
  */
-static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs,
-				    const struct bpfstash_func *funcs, u32 nr, u64 *key)
+static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs, u32 nr, u32 *key)
 {
 	/* All the records of a small blob, or the 9 one sample can span. */
 	u64 buf[3 * BPFSTASH_SEEN_SAMPLE / sizeof(u64) + 1];
@@ -875,8 +1002,8 @@ static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs,
 
 	BUILD_BUG_ON(BPFSTASH_SEEN_SAMPLE % sizeof(buf[0]));
 	if (size <= 3 * BPFSTASH_SEEN_SAMPLE) {
-		err = bpfstash_jited_lines(prog, nr_funcs, funcs, 0, nr, buf, NULL);
-		*key = xxh64(buf, size, size);
+		err = bpfstash_jited_lines(prog, nr_funcs, 0, nr, buf, NULL);
+		*key = lower_32_bits(xxh64(buf, size, size));
 		return err;
 	}
 	xxh64_reset(&state, size);
@@ -884,13 +1011,13 @@ static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs,
 		u32 rec = at[part] / sizeof(buf[0]);
 		u32 cnt = min_t(u32, BPFSTASH_SEEN_SAMPLE / sizeof(buf[0]) + 1, nr - rec);
 
-		err = bpfstash_jited_lines(prog, nr_funcs, funcs, rec, cnt, buf, NULL);
+		err = bpfstash_jited_lines(prog, nr_funcs, rec, cnt, buf, NULL);
 		if (err)
 			return err;
 		i = at[part] % sizeof(buf[0]);
 		xxh64_update(&state, (u8 *)buf + i, BPFSTASH_SEEN_SAMPLE);
 	}
-	*key = xxh64_digest(&state);
+	*key = lower_32_bits(xxh64_digest(&state));
 	return 0;
 }
 
@@ -899,7 +1026,6 @@ static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs,
  * to it, or compared with it.
  */
 static int bpfstash_jited_lines_blob(const struct bpf_prog *prog, u32 nr_funcs,
-				     const struct bpfstash_func *funcs,
 				     struct bpfstash_blob *b, bool compare)
 {
 	u32 off, n;
@@ -907,7 +1033,7 @@ static int bpfstash_jited_lines_blob(const struct bpf_prog *prog, u32 nr_funcs,
 	int err;
 
 	for_each_blob_piece(b, off, p, n) {
-		err = bpfstash_jited_lines(prog, nr_funcs, funcs, off / sizeof(u64),
+		err = bpfstash_jited_lines(prog, nr_funcs, off / sizeof(u64),
 					   n / sizeof(u64), compare ? NULL : p,
 					   compare ? p : NULL);
 		if (err)
@@ -923,23 +1049,22 @@ static int bpfstash_jited_lines_blob(const struct bpf_prog *prog, u32 nr_funcs,
  * never seen are built into a new blob.
  */
 static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
-					 const struct bpfstash_func *funcs,
 					 struct bpfstash_blob **blob)
 {
 	u32 nr = prog->aux->nr_linfo, size = nr * sizeof(struct bpfstash_jited_line);
 	struct bpfstash_blob *b;
-	u64 key;
+	u32 key;
 	int err;
 
 	*blob = NULL;
 	if (!nr || !prog->aux->jited_linfo)
 		return 0;
-	err = bpfstash_jited_lines_key(prog, nr_funcs, funcs, nr, &key);
+	err = bpfstash_jited_lines_key(prog, nr_funcs, nr, &key);
 	if (err)
 		return err;
 	b = bpfstash_blob_candidate(size, key);
 	if (b) {
-		err = bpfstash_jited_lines_blob(prog, nr_funcs, funcs, b, true);
+		err = bpfstash_jited_lines_blob(prog, nr_funcs, b, true);
 		if (!err) {
 			atomic64_inc(&store.blob_dedup);
 			*blob = b;
@@ -953,7 +1078,7 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 	b = bpfstash_blob_alloc(size);
 	if (!b)
 		return -ENOMEM;
-	err = bpfstash_jited_lines_blob(prog, nr_funcs, funcs, b, false) ?:
+	err = bpfstash_jited_lines_blob(prog, nr_funcs, b, false) ?:
 	      bpfstash_blob_digest(b);
 	if (err) {
 		bpfstash_blob_put(b);
@@ -973,9 +1098,8 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 			     struct bpfstash_entry **out)
 {
 	struct bpf_prog_aux *aux = prog->aux;
-	u32 nr_funcs = aux->func_cnt ?: 1, i;
+	u32 nr_funcs = aux->func_cnt ?: 1, off, i;
 	struct bpfstash_content *c;
-	struct bpfstash_func *funcs;
 	struct bpfstash_entry *e;
 	struct bpfstash_blob *b;
 	u64 now_boot, now_real;
@@ -988,16 +1112,14 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 	err = bpfstash_snapshot_funcs(prog, nr_funcs, funcs_size, e);
 	if (err)
 		goto err;
-	funcs = e->funcs;
 
 	c = &e->meta.content;
 	c->version = BPFSTASH_VERSION;
 	c->prog_type = prog->type;
 	c->expected_attach_type = prog->expected_attach_type;
 	c->nr_funcs = nr_funcs;
-	c->funcs_size = e->funcs_size;
 	for (i = 0; i < nr_funcs; i++)
-		c->jited_len += funcs[i].len;
+		c->jited_len += bpfstash_func(prog, i)->jited_len;
 	c->nr_line_info = aux->nr_linfo;
 	c->line_info_rec_size = sizeof(struct bpf_line_info);
 	c->nr_func_info = aux->func_info_cnt;
@@ -1017,9 +1139,12 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 		goto err;
 	}
 	b->seen_key = 0;	/* addresses inside: never the same bytes again */
-	for (i = 0; i < nr_funcs; i++)
-		bpfstash_blob_write(b, funcs[i].offset,
-				    (void *)(unsigned long)funcs[i].addr, funcs[i].len);
+	for (i = 0, off = 0; i < nr_funcs; i++) {
+		const struct bpf_prog *f = bpfstash_func(prog, i);
+
+		bpfstash_blob_write(b, off, f->bpf_func, f->jited_len);
+		off += f->jited_len;
+	}
 	e->blobs[BPFSTASH_BLOB_JITED] = b;
 	err = bpfstash_blob_digest(b);
 	if (err)
@@ -1033,7 +1158,7 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 	}
 	e->blobs[BPFSTASH_BLOB_LINE_INFO] = b;
 
-	err = bpfstash_snapshot_jited_lines(prog, nr_funcs, funcs,
+	err = bpfstash_snapshot_jited_lines(prog, nr_funcs,
 					    &e->blobs[BPFSTASH_BLOB_JITED_LINE_INFO]);
 	if (err)
 		goto err;
@@ -1069,7 +1194,7 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 	e->meta.load_time_real = now_real - min(now_real, now_boot - aux->load_time);
 	e->last_access = e->meta.load_time_real;
 
-	err = bpfstash_content_hash(c, e->funcs, e->blobs, e->meta.hash);
+	err = bpfstash_content_hash(c, e->funcs, e->funcs_segs, e->blobs, e->meta.hash);
 	if (err)
 		goto err;
 	*out = e;
@@ -1248,7 +1373,7 @@ static u64 bpfstash_min_bytes(const struct bpf_prog *prog, u32 funcs_size)
 
 	for (i = 0; i < nr_funcs; i++)
 		jited += bpfstash_func(prog, i)->jited_len;
-	return kmem_cache_size(bpfstash_entry_cache) + bpfstash_alloc_size(funcs_size) +
+	return kmem_cache_size(bpfstash_entry_cache) + bpfstash_funcs_cost(funcs_size) +
 	       bpfstash_blob_cost(jited, &nr);
 }
 
@@ -1519,7 +1644,7 @@ void bpfstash_store_deactivate(void)
 /**
  * bpfstash_store_drain - wait until dropped entries are freed
  *
- * Entries are freed by rcu_work (a grace period, then the work): after the
+ * Entries are freed after a grace period, by a work item: after the
  * store and the filesystem's inodes let go of them, this waits for that,
  * so that unmounting returns the memory.  Entries of files still open are
  * freed when they are closed.

@@ -94,7 +94,7 @@ static void bpfstash_test_content_hash(struct kunit *test)
 	u8 hash[BPFSTASH_HASH_SIZE];
 
 	bpfstash_test_vector_init(test, &v);
-	KUNIT_EXPECT_EQ(test, bpfstash_content_hash(&v.content, v.funcs, v.blobs, hash), 0);
+	KUNIT_EXPECT_EQ(test, bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash), 0);
 	KUNIT_EXPECT_MEMEQ(test, hash, want, sizeof(want));
 }
 
@@ -108,19 +108,19 @@ static void bpfstash_test_hash_covers_content(struct kunit *test)
 	int b;
 
 	bpfstash_test_vector_init(test, &v);
-	bpfstash_content_hash(&v.content, v.funcs, v.blobs, base);
+	bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, base);
 
 	p = (u8 *)&v.content;
 	for (i = 0; i < sizeof(v.content); i++) {
 		p[i] ^= 0x01;
-		bpfstash_content_hash(&v.content, v.funcs, v.blobs, hash);
+		bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash);
 		KUNIT_EXPECT_MEMNEQ_MSG(test, hash, base, sizeof(hash),
 					"content byte %zu not covered", i);
 		p[i] ^= 0x01;
 	}
 	for (i = 0; i < sizeof(v.funcs); i++) {
 		v.funcs[i] ^= 0x80;
-		bpfstash_content_hash(&v.content, v.funcs, v.blobs, hash);
+		bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash);
 		KUNIT_EXPECT_MEMNEQ_MSG(test, hash, base, sizeof(hash),
 					"funcs byte %zu not covered", i);
 		v.funcs[i] ^= 0x80;
@@ -130,12 +130,12 @@ static void bpfstash_test_hash_covers_content(struct kunit *test)
 
 		/* An empty blob and a one-byte blob must differ too. */
 		v.blobs[b] = saved ? NULL : bpfstash_test_blob(test, "", 1);
-		bpfstash_content_hash(&v.content, v.funcs, v.blobs, hash);
+		bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash);
 		KUNIT_EXPECT_MEMNEQ_MSG(test, hash, base, sizeof(hash),
 					"blob %d not covered", b);
 		v.blobs[b] = saved;
 	}
-	bpfstash_content_hash(&v.content, v.funcs, v.blobs, hash);
+	bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash);
 	KUNIT_EXPECT_MEMEQ(test, hash, base, sizeof(hash));
 }
 
@@ -212,7 +212,7 @@ static struct bpfstash_entry *bpfstash_test_entry(struct kunit *test,
 		KUNIT_ASSERT_FALSE(test, IS_ERR(e->blobs[i]));
 	e->meta.content.jited_len = strlen(image);
 	e->meta.content.btf_size = strlen(btf);
-	bpfstash_content_hash(&e->meta.content, NULL, e->blobs, e->meta.hash);
+	bpfstash_content_hash(&e->meta.content, NULL, 0, e->blobs, e->meta.hash);
 	return e;
 }
 
@@ -354,7 +354,7 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 	e->blobs[BPFSTASH_BLOB_BTF] = bpfstash_blob_new(one, size, &store.btf_hash_cached);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(e->blobs[BPFSTASH_BLOB_BTF]));
 	e->meta.content.btf_size = size;
-	bpfstash_content_hash(&e->meta.content, NULL, e->blobs, e->meta.hash);
+	bpfstash_content_hash(&e->meta.content, NULL, 0, e->blobs, e->meta.hash);
 	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(p, e, &stored), 0);
 	KUNIT_EXPECT_TRUE(test, e->blobs[BPFSTASH_BLOB_BTF]->seen);
 
@@ -387,7 +387,6 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 static void bpfstash_test_jited_lines(struct kunit *test)
 {
 	static const u32 starts[] = { 0, 40, 77 }, nrs[] = { 101, 20 };
-	struct bpfstash_func funcs[ARRAY_SIZE(starts)] = {};
 	struct bpf_prog *progs[ARRAY_SIZE(starts)];
 	struct bpfstash_jited_line *jl;
 	struct bpfstash_blob *b;
@@ -396,8 +395,8 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 	for (f = 0; f < ARRAY_SIZE(starts); f++) {
 		progs[f] = bpfstash_test_prog(test);
 		progs[f]->aux->linfo_idx = starts[f];
-		funcs[f].addr = 0xffffffffc0000000ULL + f * 0x10000;
-		funcs[f].len = 0x1000;
+		progs[f]->bpf_func = (void *)(0xffffffffc0000000UL + f * 0x10000);
+		progs[f]->jited_len = 0x1000;
 	}
 	progs[0]->aux->func = progs;
 	progs[0]->aux->func_cnt = ARRAY_SIZE(starts);
@@ -405,7 +404,7 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 	for (k = 0; k < ARRAY_SIZE(nrs); k++) {
 		u32 nr = nrs[k], size = nr * sizeof(*jl);
 		void **addrs = kunit_kcalloc(test, nr, sizeof(*addrs), GFP_KERNEL);
-		u64 key;
+		u32 key;
 
 		jl = kunit_kcalloc(test, nr, sizeof(*jl), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, addrs);
@@ -413,20 +412,20 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 		for (i = 0, f = 0; i < nr; i++) {
 			while (f + 1 < ARRAY_SIZE(starts) && i >= starts[f + 1])
 				f++;
-			addrs[i] = (void *)(unsigned long)(funcs[f].addr + i * 3);
+			addrs[i] = (void *)((unsigned long)progs[f]->bpf_func + i * 3);
 		}
 		progs[0]->aux->jited_linfo = addrs;
 		progs[0]->aux->nr_linfo = nr;
 
-		KUNIT_ASSERT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
-							   funcs, 0, nr, (u64 *)jl, NULL), 0);
+		KUNIT_ASSERT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+							   (u64 *)jl, NULL), 0);
 		KUNIT_EXPECT_EQ(test, jl[nr - 1].func, nr > starts[2] ? 2 : 0);
 		KUNIT_EXPECT_EQ(test, jl[nr - 1].off, (nr - 1) * 3);
-		KUNIT_ASSERT_EQ(test, bpfstash_jited_lines_key(progs[0], ARRAY_SIZE(starts),
-							       funcs, nr, &key), 0);
+		KUNIT_ASSERT_EQ(test, bpfstash_jited_lines_key(progs[0], ARRAY_SIZE(starts), nr,
+							       &key), 0);
 		KUNIT_EXPECT_EQ(test, key, bpfstash_blob_seen_key(jl, size));
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
-							   funcs, 0, nr, NULL, (u64 *)jl), 0);
+		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+							   NULL, (u64 *)jl), 0);
 
 		/* The same, into and against a blob held in pieces. */
 		b = bpfstash_blob_alloc(size);
@@ -434,17 +433,17 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 		if (size > 512)
 			KUNIT_EXPECT_GT(test, b->nr_segs, 1);
 		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(progs[0], ARRAY_SIZE(starts),
-								funcs, b, false), 0);
+								b, false), 0);
 		KUNIT_EXPECT_TRUE(test, bpfstash_blob_equal(b, jl));
 		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(progs[0], ARRAY_SIZE(starts),
-								funcs, b, true), 0);
+								b, true), 0);
 
 		jl[nr / 3].off ^= 1;
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
-							   funcs, 0, nr, NULL, (u64 *)jl), 1);
+		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+							   NULL, (u64 *)jl), 1);
 		bpfstash_blob_write(b, size - sizeof(*jl), &jl[nr / 3], sizeof(*jl));
 		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(progs[0], ARRAY_SIZE(starts),
-								funcs, b, true), 1);
+								b, true), 1);
 		bpfstash_blob_free(b);
 	}
 }
@@ -501,11 +500,11 @@ static void bpfstash_test_blob_pieces(struct kunit *test)
 		whole = bpfstash_alloc_size(struct_size(b, data, size));
 		if (b->nr_segs) {
 			hdr = bpfstash_alloc_size(struct_size(b, seg, b->nr_segs));
-			KUNIT_EXPECT_LE_MSG(test, b->alloc_bytes, size + hdr + 63,
+			KUNIT_EXPECT_LE_MSG(test, bpfstash_blob_bytes(b), size + hdr + 63,
 					    "size %u", size);
-			KUNIT_EXPECT_LT(test, b->alloc_bytes, whole);
+			KUNIT_EXPECT_LT(test, bpfstash_blob_bytes(b), whole);
 		} else {
-			KUNIT_EXPECT_EQ(test, b->alloc_bytes, whole);
+			KUNIT_EXPECT_EQ(test, bpfstash_blob_bytes(b), whole);
 		}
 
 		KUNIT_ASSERT_EQ(test, bpfstash_blob_digest(b), 0);
@@ -521,8 +520,65 @@ static void bpfstash_test_blob_pieces(struct kunit *test)
 	b = bpfstash_blob_alloc(49328);
 	KUNIT_ASSERT_NOT_NULL(test, b);
 	KUNIT_EXPECT_EQ(test, b->nr_segs, 7);
-	KUNIT_EXPECT_LE(test, b->alloc_bytes, 49328 + 256);
+	KUNIT_EXPECT_LE(test, bpfstash_blob_bytes(b), 49328 + 256);
 	bpfstash_blob_free(b);
+}
+
+/*
+ * The funcs file of an entry: held with less than 64 bytes of waste
+ * besides its piece pointers, at every size a program's can have (256
+ * functions with names of up to KSYM_NAME_LEN); read back byte for byte
+ * from its pieces; and hashed into the name as the same bytes in one
+ * buffer are.
+ */
+static void bpfstash_test_funcs_pieces(struct kunit *test)
+{
+	static const u32 sizes[] = { 72, 1040, 2056, 8192 + 8448 };
+	struct bpfstash_blob *none[BPFSTASH_NR_BLOBS] = {};
+	u8 want[BPFSTASH_HASH_SIZE], hash[BPFSTASH_HASH_SIZE];
+	struct bpfstash_content c = { .version = BPFSTASH_VERSION };
+	u32 k, size, off, n, nr;
+	struct bpfstash_entry *e;
+	u8 *src;
+
+	for (size = 1; size <= BPFSTASH_MAX_FUNCS * (32 + KSYM_NAME_LEN); size += 7) {
+		for (nr = 0, off = 0; off < size; off += bpfstash_blob_seg_len(size - off))
+			nr++;
+		KUNIT_ASSERT_LE_MSG(test, bpfstash_funcs_cost(size),
+				    size + 63 + bpfstash_alloc_size(nr * sizeof(void *)),
+				    "size %u", size);
+	}
+
+	for (k = 0; k < ARRAY_SIZE(sizes); k++) {
+		size = sizes[k];
+		src = kunit_kmalloc(test, size, GFP_KERNEL);
+		e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, src);
+		KUNIT_ASSERT_NOT_NULL(test, e);
+		for (off = 0; off < size; off++)
+			src[off] = off * 7 + (off >> 9);
+		KUNIT_ASSERT_EQ(test, bpfstash_funcs_alloc(e, size), 0);
+		e->meta.content.funcs_size = size;
+		/* 1040 bytes would take a 2 KiB bucket, 16 KiB three pages. */
+		if (size > 1024)
+			KUNIT_EXPECT_GT_MSG(test, e->funcs_segs, 1, "size %u", size);
+		for (off = 0; off < size; off += n) {
+			n = min(size - off, 333U);
+			bpfstash_pieces_write(e->funcs, e->funcs_segs, size, off, src + off, n);
+		}
+		for (off = 0; off < size; off++) {
+			const u8 *p = bpfstash_funcs_at(e, off, &n);
+
+			KUNIT_ASSERT_LE(test, off + n, size);
+			KUNIT_ASSERT_EQ_MSG(test, *p, src[off], "size %u off %u", size, off);
+		}
+		c.funcs_size = size;
+		KUNIT_ASSERT_EQ(test, bpfstash_content_hash(&c, src, 0, none, want), 0);
+		KUNIT_ASSERT_EQ(test, bpfstash_content_hash(&c, e->funcs, e->funcs_segs,
+							    none, hash), 0);
+		KUNIT_EXPECT_MEMEQ(test, hash, want, sizeof(want));
+		bpfstash_funcs_free(e);
+	}
 }
 
 static struct kunit_case bpfstash_test_cases[] = {
@@ -534,6 +590,7 @@ static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE(bpfstash_test_seen_sample),
 	KUNIT_CASE(bpfstash_test_jited_lines),
 	KUNIT_CASE(bpfstash_test_blob_pieces),
+	KUNIT_CASE(bpfstash_test_funcs_pieces),
 	{}
 };
 

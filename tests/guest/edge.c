@@ -17,6 +17,74 @@
 #include "../lib/entrycheck.h"
 #include "../../tools/lib/bpfstash/libbpfstash.h"
 
+/*
+ * The "functions" and "lines" views name each function as the funcs file
+ * does.  The funcs file of 256 functions (16.6 KB) is held in pieces, and
+ * some names straddle two of them.
+ */
+static void check_views_name_functions(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), nr, i, named = 0;
+	char hex[41], *text, *line, *save;
+	const struct bpfstash_func *rec;
+	void *funcs, *buf;
+	size_t size, n;
+
+	if (!ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len), "info") ||
+	    !ASSERT_OK(stash_find_prog(info.id, hex), "entry") ||
+	    !ASSERT_OK(stash_read(hex, "funcs", &funcs, &size), "read funcs"))
+		return;
+	nr = info.nr_jited_ksyms;
+	rec = funcs;
+	if (!ASSERT_GE(size, nr * sizeof(*rec), "funcs size") ||
+	    !ASSERT_OK(stash_read(hex, "functions", &buf, &n), "read functions"))
+		goto out;
+	text = buf;
+	text[n - 1] = 0;
+	i = 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *name, *last;
+
+		if (line[0] == '#')
+			continue;
+		last = strrchr(line, ' ');
+		if (!ASSERT_LT(i, nr, "no more lines than functions"))
+			break;
+		name = (const char *)funcs + nr * sizeof(*rec) + rec[i].name_off;
+		if (!ASSERT_STREQ(last ? last + 1 : "", name, "functions: name"))
+			break;
+		i++;
+	}
+	ASSERT_EQ(i, nr, "a line per function");
+	free(buf);
+
+	if (!ASSERT_OK(stash_read(hex, "lines", &buf, &n), "read lines"))
+		goto out;
+	text = buf;
+	text[n - 1] = 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char fn[600], *plus;
+
+		if (line[0] == '#' || sscanf(line, "%*x %599s", fn) != 1)
+			continue;
+		plus = strstr(fn, "+0x");
+		if (!ASSERT_PTR_OK(plus, "function+offset"))
+			break;
+		*plus = 0;
+		for (i = 0; i < nr; i++)
+			if (!strcmp(fn, (const char *)funcs + nr * sizeof(*rec) + rec[i].name_off))
+				break;
+		if (!ASSERT_LT(i, nr, "lines: a function of the program"))
+			break;
+		named++;
+	}
+	ASSERT_GE(named, nr, "a line at least per function");
+	free(buf);
+out:
+	free(funcs);
+}
+
 static void test_256_functions(void)
 {
 	struct prog_info_full pi;
@@ -32,6 +100,7 @@ static void test_256_functions(void)
 			prog_info_full_free(&pi);
 		}
 		check_entry_matches(fd, "many");
+		check_views_name_functions(fd);
 		bpf_object__close(obj);
 	}
 	stash_umount();
