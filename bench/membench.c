@@ -3,7 +3,7 @@
  * Memory a stash entry costs, against the bytes of its content:
  *
  *   one    one large program (20 KB JITed, 3000 line records, BTF)
- *   funcs  one program of 256 functions (BPF_MAX_SUBPROGS): a 16.6 KB funcs file
+ *   funcs  one program of 256 functions (BPF_MAX_SUBPROGS): a 17.6 KB funcs file
  *   image  one program of 200 KB of JITed code (32768 instructions, no BTF)
  *   shared N loads of one object: same BTF, same line and func info, only
  *          the images differ (they hold load addresses)

@@ -219,7 +219,7 @@ awk -F, 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s | %s B |\n", $1, $2
 cat <<EOF
 
 "one": one large program; "funcs": one program of 256 functions (the most
-a program can have; a 16.6 KB funcs file); "image": one program of 32 768
+a program can have; a 17.6 KB funcs file); "image": one program of 32 768
 instructions without BTF (about 200 KB of JITed code); "shared": N loads of
 one object (same BTF, line and func info; only the images differ, they
 hold addresses); "tiny": N distinct minimal programs, the fixed cost of an

@@ -19,7 +19,7 @@
 
 /*
  * The "functions" and "lines" views name each function as the funcs file
- * does.  The funcs file of 256 functions (16.6 KB) is held in pieces, and
+ * does.  The funcs file of 256 functions (17.6 KB) is held in pieces, and
  * some names straddle two of them.
  */
 static void check_views_name_functions(int fd)

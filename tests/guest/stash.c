@@ -202,7 +202,7 @@ static int load_straight_prog(int n)
  * pieces, so that nothing rounds up to a page or to a kmalloc bucket: the
  * large program's 49 KB of line info and 24 KB of jited line info did
  * (9.6 KB over), and so did the funcs file of the program of 256 functions
- * (16.6 KB: 3.8 KB over).  The target is 1 KiB, for a program of a few
+ * (17.6 KB: 2.9 KB over).  The target is 1 KiB, for a program of a few
  * functions with BTF and line info, for the largest number of functions,
  * and for a program of 200 KB of JITed code.  On the debug kernel as on
  * the bench kernel (the entry holds no lock or work item that lockdep
