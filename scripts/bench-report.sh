@@ -208,9 +208,14 @@ cat <<EOF
 "accounted" is what the stash counts against \`size=\` (allocator sizes of
 unique blobs and per-entry structures); "charged" is what the memory
 cgroup that mounted the stash was charged, all of the store's allocations
-included.  "overhead" is the most any one entry holds beyond its own
-content (its \`bytes\`, shared blobs counted whole, less its files'
-sizes); the target is 1 KiB.
+included.  A memory cgroup takes charges in batches of 64 pages per CPU,
+so "charged" means something only for the cases of hundreds of entries;
+for one or two it reads 0 or a batch.  "overhead" is the most any one
+entry holds beyond its own content (its \`bytes\`, shared blobs counted
+whole, less its files' sizes); the target is 1 KiB.  Beyond that, a blob
+held in pieces costs a pointer per 8 KiB piece (0.1%), and its header
+rounds up to a kmalloc bucket: a program of a megabyte of JITed code
+holds about 2 KiB more than its content.
 
 | case | entries | content B/entry | accounted B/entry | charged B/entry | blobs | blobs shared | overhead, largest |
 |---|---|---|---|---|---|---|---|
