@@ -112,12 +112,21 @@ static void bpfstash_test_hash_covers_content(struct kunit *test)
 
 	p = (u8 *)&v.content;
 	for (i = 0; i < sizeof(v.content); i++) {
+		/* funcs_size says how much of v.funcs is read: below. */
+		if (i >= offsetof(struct bpfstash_content, funcs_size) &&
+		    i < offsetofend(struct bpfstash_content, funcs_size))
+			continue;
 		p[i] ^= 0x01;
 		bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash);
 		KUNIT_EXPECT_MEMNEQ_MSG(test, hash, base, sizeof(hash),
 					"content byte %zu not covered", i);
 		p[i] ^= 0x01;
 	}
+	/* Only ever smaller than v.funcs: a larger size would read past it. */
+	v.content.funcs_size = sizeof(v.funcs) - 8;
+	bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash);
+	KUNIT_EXPECT_MEMNEQ_MSG(test, hash, base, sizeof(hash), "funcs_size not covered");
+	v.content.funcs_size = sizeof(v.funcs);
 	for (i = 0; i < sizeof(v.funcs); i++) {
 		v.funcs[i] ^= 0x80;
 		bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash);
