@@ -108,20 +108,12 @@ static void test_256_functions(void)
 
 static void test_multi_megabyte_image(void)
 {
-	const int n = 200000;
-	struct bpf_insn *insns = calloc(n, sizeof(*insns));
-	LIBBPF_OPTS(bpf_prog_load_opts, opts);
 	struct prog_info_full pi;
-	int i, fd;
+	int fd;
 
 	if (!ASSERT_OK(stash_mount("size=256M"), "mount"))
-		goto out;
-	insns[0] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 };
-	for (i = 1; i < n - 1; i++)
-		insns[i] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_K,
-					      .dst_reg = BPF_REG_0, .imm = 0x12345 + i };
-	insns[n - 1] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
-	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "stash_huge", "GPL", insns, n, &opts);
+		return;
+	fd = load_straight_prog("stash_huge", 200000, 0x12345);
 	if (ASSERT_GE(fd, 0, "load 200000 instructions")) {
 		if (ASSERT_OK(prog_info_full_get(fd, &pi), "info")) {
 			test__note("%u bytes JITed", pi.info.jited_prog_len);
@@ -132,8 +124,6 @@ static void test_multi_megabyte_image(void)
 		close(fd);
 	}
 	stash_umount();
-out:
-	free(insns);
 }
 
 /* BTF just under BTF_MAX_SIZE (16 MiB), shared by a program's func_info. */

@@ -178,24 +178,6 @@ static long long entry_held_bytes(int fd)
 	return v;
 }
 
-/* Load a socket filter of @n instructions without BTF; returns its fd or -1. */
-static int load_straight_prog(int n)
-{
-	struct bpf_insn *insns = calloc(n, sizeof(*insns));
-	int i, fd;
-
-	if (!insns)
-		return -1;
-	insns[0] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 };
-	for (i = 1; i < n - 1; i++)
-		insns[i] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_K,
-					      .dst_reg = BPF_REG_0, .imm = i };
-	insns[n - 1] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
-	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "stash_straight", "GPL", insns, n, NULL);
-	free(insns);
-	return fd;
-}
-
 /*
  * What an entry holds beyond its content: per-entry and per-blob
  * structures and allocator rounding.  Blobs and the funcs file are held in
@@ -229,7 +211,7 @@ static void test_entry_overhead(void)
 			if (!ASSERT_PTR_OK(obj, what))
 				continue;
 		} else {
-			fd = load_straight_prog(32768);
+			fd = load_straight_prog("stash_straight", 32768, 0);
 			if (!ASSERT_GE(fd, 0, what))
 				continue;
 		}

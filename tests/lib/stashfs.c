@@ -206,6 +206,23 @@ int load_raw_prog(const char *name)
 	return bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, name, "GPL", insns, 2, NULL);
 }
 
+int load_straight_prog(const char *name, int n, int imm0)
+{
+	struct bpf_insn *insns = calloc(n, sizeof(*insns));
+	int i, fd;
+
+	if (!insns)
+		return -1;
+	insns[0] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 };
+	for (i = 1; i < n - 1; i++)
+		insns[i] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_K,
+					      .dst_reg = BPF_REG_0, .imm = imm0 + i };
+	insns[n - 1] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, name, "GPL", insns, n, NULL);
+	free(insns);
+	return fd;
+}
+
 int load_close_n(int n)
 {
 	int i, ok = 0;

@@ -45,6 +45,12 @@ void set_caps_only(__u64 keep);
 /* Load a minimal socket filter without BTF through bpf(); returns its fd. */
 int load_raw_prog(const char *name);
 
+/*
+ * Load a socket filter of @n straight-line instructions without BTF (r0 +=
+ * @imm0 + i for each), for large JITed images; returns its fd or -1.
+ */
+int load_straight_prog(const char *name, int n, int imm0);
+
 /* Load, run nothing, close: @n tiny programs. Returns the number that loaded. */
 int load_close_n(int n);
 
