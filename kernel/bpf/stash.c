@@ -598,22 +598,27 @@ static u32 bpfstash_blob_seen_key(const void *data, u32 size)
 
 /*
  * Whether @a and @b hold the same @len bytes: memcmp() without the order,
- * four words per step.  Line info and jited line info of a large program
- * are tens of KiB compared at every load; the word-at-a-time memcmp() took
- * twice the instructions.
+ * eight words per step with one branch.  Line info and jited line info of
+ * a large program are tens of KiB compared at every load; the
+ * word-at-a-time memcmp() took twice the instructions.
  */
 static bool bpfstash_bytes_equal(const void *a, const void *b, size_t len)
 {
 	const unsigned long *x = a, *y = b;
+	size_t i, n = len / (8 * sizeof(long)) * 8;
 
-	for (; len >= 4 * sizeof(long); x += 4, y += 4, len -= 4 * sizeof(long)) {
-		if ((get_unaligned(x) ^ get_unaligned(y)) |
-		    (get_unaligned(x + 1) ^ get_unaligned(y + 1)) |
-		    (get_unaligned(x + 2) ^ get_unaligned(y + 2)) |
-		    (get_unaligned(x + 3) ^ get_unaligned(y + 3)))
+	for (i = 0; i < n; i += 8) {
+		if ((get_unaligned(x + i) ^ get_unaligned(y + i)) |
+		    (get_unaligned(x + i + 1) ^ get_unaligned(y + i + 1)) |
+		    (get_unaligned(x + i + 2) ^ get_unaligned(y + i + 2)) |
+		    (get_unaligned(x + i + 3) ^ get_unaligned(y + i + 3)) |
+		    (get_unaligned(x + i + 4) ^ get_unaligned(y + i + 4)) |
+		    (get_unaligned(x + i + 5) ^ get_unaligned(y + i + 5)) |
+		    (get_unaligned(x + i + 6) ^ get_unaligned(y + i + 6)) |
+		    (get_unaligned(x + i + 7) ^ get_unaligned(y + i + 7)))
 			return false;
 	}
-	return !memcmp(x, y, len);
+	return !memcmp(x + n, y + n, len - n * sizeof(long));
 }
 
 /* The stored blob of @size bytes that @key picks, with a reference, or NULL. */
@@ -928,6 +933,41 @@ static __always_inline u64 bpfstash_jited_line_word(u32 func, u32 off)
 	return word;
 }
 
+/*
+ * Lines [@i, @stop) of one function, at @lo of @len bytes, compared with
+ * @cmp: four at a time, without a branch per line (the lines of a large
+ * program are compared at every load of it).  Returns 0, 1 when @cmp
+ * differs, or -EINVAL when a line is outside the function.
+ */
+static __always_inline int
+bpfstash_jited_lines_cmp_func(void *const *jited_linfo, u32 i, u32 stop, u32 f,
+			      unsigned long lo, unsigned long len, const u64 *cmp)
+{
+	const unsigned long *p = (const unsigned long *)jited_linfo + i;
+	const unsigned long *end = (const unsigned long *)jited_linfo + stop;
+	/* The largest offset: below lo, the difference wraps past len. */
+	unsigned long top = 0;
+	u64 diff = 0;
+
+	for (; end - p >= 4; p += 4, cmp += 4) {
+		unsigned long o0 = p[0] - lo, o1 = p[1] - lo;
+		unsigned long o2 = p[2] - lo, o3 = p[3] - lo;
+
+		top = max3(top, max(o0, o1), max(o2, o3));
+		diff |= (bpfstash_jited_line_word(f, o0) ^ cmp[0]) |
+			(bpfstash_jited_line_word(f, o1) ^ cmp[1]) |
+			(bpfstash_jited_line_word(f, o2) ^ cmp[2]) |
+			(bpfstash_jited_line_word(f, o3) ^ cmp[3]);
+	}
+	for (; p < end; p++, cmp++) {
+		top = max(top, *p - lo);
+		diff |= bpfstash_jited_line_word(f, *p - lo) ^ *cmp;
+	}
+	if (WARN_ON_ONCE(top >= len))
+		return -EINVAL;
+	return diff ? 1 : 0;
+}
+
 static __always_inline int
 __bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32 n,
 		       u64 *out, const u64 *cmp, const bool compare)
@@ -935,6 +975,7 @@ __bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32
 	/* A local: the stores below could alias prog->aux. */
 	void **jited_linfo = prog->aux->jited_linfo;
 	u32 i = first, end = first + n, f = 0, next;
+	int err;
 
 	next = bpfstash_next_func_line(prog, nr_funcs, 0);
 	while (i >= next)
@@ -944,18 +985,22 @@ __bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32
 		unsigned long lo = (unsigned long)fp->bpf_func, len = fp->jited_len;
 		u32 stop = min(next, end);
 
+		if (compare) {
+			err = bpfstash_jited_lines_cmp_func(jited_linfo, i, stop, f,
+							    lo, len, cmp);
+			if (err)
+				return err;
+			cmp += stop - i;
+			i = stop;
+			continue;
+		}
 		for (; i < stop; i++) {
 			/* Below lo, the difference wraps past len. */
 			unsigned long off = (unsigned long)jited_linfo[i] - lo;
-			u64 rec;
 
 			if (WARN_ON_ONCE(off >= len))
 				return -EINVAL;
-			rec = bpfstash_jited_line_word(f, off);
-			if (!compare)
-				*out++ = rec;
-			else if (*cmp++ != rec)
-				return 1;
+			*out++ = bpfstash_jited_line_word(f, off);
 		}
 	}
 	return 0;

@@ -436,6 +436,35 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
 							   NULL, (u64 *)jl), 0);
 
+		/*
+		 * One record off, in either field, at every position of a
+		 * step of four, at the ends of each function and in the tail
+		 * of a function's last step.
+		 */
+		for (i = 0; i < nr; i++) {
+			if (i > 8 && i + 4 < nr && i != nr / 2 &&
+			    (i + 1 < starts[1] || i > starts[1] + 4) &&
+			    (i + 1 < starts[2] || i > starts[2] + 4))
+				continue;
+			jl[i].off ^= 1;
+			KUNIT_EXPECT_EQ_MSG(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
+								       0, nr, NULL, (u64 *)jl), 1,
+					    "offset of line %u of %u", i, nr);
+			jl[i].off ^= 1;
+			jl[i].func ^= 1;
+			KUNIT_EXPECT_EQ_MSG(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
+								       0, nr, NULL, (u64 *)jl), 1,
+					    "function of line %u of %u", i, nr);
+			jl[i].func ^= 1;
+		}
+		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+							   NULL, (u64 *)jl), 0);
+		/* A part of the lines, as a piece of a blob compares them. */
+		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 3, nr - 5,
+							   NULL, (u64 *)(jl + 3)), 0);
+		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 3, nr - 5,
+							   NULL, (u64 *)jl), 1);
+
 		/* The same, into and against a blob held in pieces. */
 		b = bpfstash_blob_alloc(size);
 		KUNIT_ASSERT_NOT_NULL(test, b);
@@ -454,6 +483,41 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(progs[0], ARRAY_SIZE(starts),
 								b, true), 1);
 		bpfstash_blob_free(b);
+	}
+}
+
+/*
+ * bpfstash_bytes_equal() at every length up to a few steps of eight words,
+ * from an odd address: equal bytes are equal, and one byte changed
+ * anywhere, in a full step or in the tail, is seen.
+ */
+static void bpfstash_test_bytes_equal(struct kunit *test)
+{
+	const size_t max = 3 * 8 * sizeof(long) + 9;
+	u8 *a = kunit_kmalloc(test, max + 1, GFP_KERNEL);
+	u8 *b = kunit_kmalloc(test, max + 1, GFP_KERNEL);
+	size_t len, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	for (i = 0; i <= max; i++)
+		a[i] = i * 7 + 1;
+	memcpy(b, a, max + 1);
+	for (len = 0; len <= max; len++) {
+		KUNIT_EXPECT_TRUE_MSG(test, bpfstash_bytes_equal(a + 1, b + 1, len),
+				      "%zu equal bytes", len);
+		for (i = 0; i < len; i++) {
+			b[1 + i] ^= 0x80;
+			KUNIT_EXPECT_FALSE_MSG(test, bpfstash_bytes_equal(a + 1, b + 1, len),
+					       "byte %zu of %zu changed", i, len);
+			b[1 + i] ^= 0x80;
+		}
+		/* A byte past the end does not count. */
+		if (len < max) {
+			b[1 + len] ^= 0x80;
+			KUNIT_EXPECT_TRUE(test, bpfstash_bytes_equal(a + 1, b + 1, len));
+			b[1 + len] ^= 0x80;
+		}
 	}
 }
 
@@ -598,6 +662,7 @@ static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE(bpfstash_test_store),
 	KUNIT_CASE(bpfstash_test_seen_sample),
 	KUNIT_CASE(bpfstash_test_jited_lines),
+	KUNIT_CASE(bpfstash_test_bytes_equal),
 	KUNIT_CASE(bpfstash_test_blob_pieces),
 	KUNIT_CASE(bpfstash_test_funcs_pieces),
 	{}
