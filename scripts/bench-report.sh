@@ -66,6 +66,27 @@ instructions per load+close; hook and hashing are the kernel's own counts
 |---|---|---|---|---|---|---|---|
 EOF
 awk -F, 'NR > 1 { printf "| %s | %s | %.1f | %.1f | %+.1f k (%+.2f%%) | %+.1f k (%+.2f%%) | %.1f | %.1f |\n", $1, $2, $3, $5, $7, $8, $9, $10, $11, $12 }' "$res/icount.csv" 2>/dev/null
+# The hashing speeds of section 7 (hashbench), for the two tables below:
+# ns per hash = fixed + slope * bytes, for the x86 SHA-256 the kernel would
+# pick here (SHA-NI, else AVX2) and its fastest x86 BLAKE2s (the last row
+# the CPU ran).
+hash_speed_awk='
+	BEGIN {
+		while ((getline l < hashtxt) > 0) {
+			if (l ~ /lacks the instructions/)
+				continue
+			n = split(l, f, " +")
+			if (l ~ /^kernel sha256 SHA-NI/) {
+				t16 = f[n - 4]; t4k = f[n - 2]; ni = 1
+			} else if (l ~ /^kernel sha256 AVX2/ && !ni) {
+				t16 = f[n - 4]; t4k = f[n - 2]
+			} else if (l ~ /^kernel blake2s\(\) .*\(x86 asm\)/) {
+				s16 = f[n - 4]; s4k = f[n - 2]
+			}
+		}
+		slope = (t4k - t16) / 4080; fixed = t16 - 16 * slope
+		sslope = (s4k - s16) / 4080; sfixed = s16 - 16 * sslope
+	}'
 cat <<EOF
 
 ### Native estimate: the same programs on real hardware
@@ -92,25 +113,7 @@ $(grep '^# skipped' "$res/native.csv" 2>/dev/null | sed 's/^# /**Not measured in
 | program | native load p50 (us) | hashed bytes/load | estimate | estimate / load | upper bound (instruction share) | target | native load p99 (us) | estimate / p99 | with BLAKE2s (version 1) |
 |---|---|---|---|---|---|---|---|---|---|
 EOF
-awk -F, -v hashtxt="$res/hash.txt" '
-	BEGIN {
-		# The x86 SHA-256 the kernel would pick here (SHA-NI, else AVX2),
-		# and its fastest x86 BLAKE2s (the last row the CPU ran).
-		while ((getline l < hashtxt) > 0) {
-			if (l ~ /lacks the instructions/)
-				continue
-			n = split(l, f, " +")
-			if (l ~ /^kernel sha256 SHA-NI/) {
-				t16 = f[n - 4]; t4k = f[n - 2]; ni = 1
-			} else if (l ~ /^kernel sha256 AVX2/ && !ni) {
-				t16 = f[n - 4]; t4k = f[n - 2]
-			} else if (l ~ /^kernel blake2s\(\) .*\(x86 asm\)/) {
-				s16 = f[n - 4]; s4k = f[n - 2]
-			}
-		}
-		slope = (t4k - t16) / 4080; fixed = t16 - 16 * slope
-		sslope = (s4k - s16) / 4080; sfixed = s16 - 16 * sslope
-	}
+awk -F, -v hashtxt="$res/hash.txt" "$hash_speed_awk"'
 	FILENAME ~ /native.csv$/ && $2 == "unmounted" { native[$1] = $4; native99[$1] = $5; next }
 	FILENAME ~ /icount.csv$/ && FNR > 1 && ($1 in native) && slope > 0 {
 		N = native[$1]; r = N / $3
@@ -130,8 +133,9 @@ cat <<EOF
 
 The entry's name must commit to every byte of the JITed image, and the
 image holds addresses, so it is hashed at every load; everything else is
-found again by its bytes. That SHA-256, at the speed measured above, is a
-floor under the hook that no other part of it can remove: the table sets
+found again by its bytes. That SHA-256, with the one of the entry's
+canonical form that names it (the bytes the kernel counted as hashed), at
+the speed measured above, is a floor under the hook that no other part of it can remove: the table sets
 it against the same native loads. Where 1% is the bound, a program meets
 it only if its load takes at least 100 times its hashing ("load for 1%"):
 100 times the SHA-256 cost of a byte (section 7), for every byte of JITed
@@ -150,20 +154,7 @@ and the shares in this section and the last overstate the hook's.
 | program | bytes hashed/load | SHA-256 alone | of the native load | bound | load for 1% | 6.12 instructions per host ns |
 |---|---|---|---|---|---|---|
 EOF
-awk -F, -v hashtxt="$res/hash.txt" '
-	BEGIN {
-		while ((getline l < hashtxt) > 0) {
-			if (l ~ /lacks the instructions/)
-				continue
-			n = split(l, f, " +")
-			if (l ~ /^kernel sha256 SHA-NI/) {
-				t16 = f[n - 4]; t4k = f[n - 2]; ni = 1
-			} else if (l ~ /^kernel sha256 AVX2/ && !ni) {
-				t16 = f[n - 4]; t4k = f[n - 2]
-			}
-		}
-		slope = (t4k - t16) / 4080; fixed = t16 - 16 * slope
-	}
+awk -F, -v hashtxt="$res/hash.txt" "$hash_speed_awk"'
 	FILENAME ~ /native.csv$/ && $2 == "unmounted" { native[$1] = $4; next }
 	FILENAME ~ /icount.csv$/ && FNR > 1 && ($1 in native) && slope > 0 {
 		N = native[$1]
