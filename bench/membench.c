@@ -36,13 +36,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#define ROOT "/sys/fs/bpfstash"
+#include "stashfs.h"
 
 static long long stat_of(const char *key)
 {
 	char line[128], k[64];
 	long long v, found = 0;
-	FILE *f = fopen(ROOT "/stats", "r");
+	FILE *f = fopen(STASH_ROOT "/stats", "r");
 
 	while (f && fgets(line, sizeof(line), f))
 		if (sscanf(line, "%63s %lld", k, &v) == 2 && !strcmp(k, key))
@@ -86,7 +86,7 @@ static long long entry_bytes(const char *name)
 	ssize_t n = -1;
 	int fd;
 
-	snprintf(path, sizeof(path), ROOT "/%s/meta", name);
+	snprintf(path, sizeof(path), STASH_ROOT "/%s/meta", name);
 	fd = open(path, O_RDONLY);
 	if (fd >= 0) {
 		n = read(fd, &meta, sizeof(meta));
@@ -106,7 +106,7 @@ static long long content_bytes(int *entries, long long *max_overhead)
 	};
 	struct dirent *de;
 	long long total = 0;
-	DIR *d = opendir(ROOT);
+	DIR *d = opendir(STASH_ROOT);
 
 	*entries = 0;
 	*max_overhead = -1;
@@ -120,7 +120,7 @@ static long long content_bytes(int *entries, long long *max_overhead)
 			continue;
 		(*entries)++;
 		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-			snprintf(path, sizeof(path), ROOT "/%s/%s", de->d_name, files[i]);
+			snprintf(path, sizeof(path), STASH_ROOT "/%s/%s", de->d_name, files[i]);
 			if (!stat(path, &st))
 				own += st.st_size;
 		}
@@ -153,15 +153,11 @@ static int load_obj(const char *path)
 
 static int load_tiny(int i)
 {
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
 	char name[16];
 	int fd;
 
 	snprintf(name, sizeof(name), "mem%d", i);
-	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, name, "GPL", insns, 2, NULL);
+	fd = load_raw_prog(name);
 	if (fd >= 0)
 		close(fd);
 	return fd < 0 ? -1 : 0;
@@ -170,18 +166,8 @@ static int load_tiny(int i)
 /* A socket filter of @n straight-line instructions, without BTF. */
 static int load_straight(int n)
 {
-	struct bpf_insn *insns = calloc(n, sizeof(*insns));
-	int i, fd;
+	int fd = load_straight_prog("mem_image", n, 0);
 
-	if (!insns)
-		return -1;
-	insns[0] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 };
-	for (i = 1; i < n - 1; i++)
-		insns[i] = (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_K,
-					      .dst_reg = BPF_REG_0, .imm = i };
-	insns[n - 1] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
-	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "mem_image", "GPL", insns, n, NULL);
-	free(insns);
 	if (fd < 0) {
 		fprintf(stderr, "membench: cannot load %d instructions\n", n);
 		return -1;
@@ -219,11 +205,11 @@ static int remount(void)
 	char pid[32];
 	int err;
 
-	umount(ROOT);
+	umount(STASH_ROOT);
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	if (write_str(CG "/cgroup.procs", pid))
 		return -1;
-	err = mount("none", ROOT, "bpfstash", 0, "max_entries=1000000,size=2G");
+	err = mount("none", STASH_ROOT, "bpfstash", 0, "max_entries=1000000,size=2G");
 	write_str("/sys/fs/cgroup/cgroup.procs", pid);
 	return err;
 }
@@ -256,7 +242,7 @@ int main(int argc, char **argv)
 		       "max_overhead_bytes\n");
 
 	/* libbpf probes kernel features once per process: before measuring. */
-	umount(ROOT);
+	umount(STASH_ROOT);
 	snprintf(path, sizeof(path), "%s/tiny.bpf.o", dir);
 	if (load_obj(path))
 		return 1;
@@ -295,7 +281,7 @@ int main(int argc, char **argv)
 		if (load_tiny(i))
 			return 1;
 	report("tiny", kb0, csv);
-	umount(ROOT);
+	umount(STASH_ROOT);
 	rmdir(CG);
 	return 0;
 }
