@@ -776,6 +776,21 @@ static void bpfstash_funcs_free(struct bpfstash_entry *e)
 }
 
 /*
+ * Free an entry that never made it into the store, or one whose grace
+ * period is over.  Its blobs are its own, except those found stored, on
+ * which it holds a reference.
+ */
+static void bpfstash_entry_free(struct bpfstash_entry *e)
+{
+	int i;
+
+	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
+		bpfstash_blob_put(e->blobs[i]);
+	bpfstash_funcs_free(e);
+	kmem_cache_free(bpfstash_entry_cache, e);
+}
+
+/*
  * Entries whose grace period is over, freed together by one work item:
  * putting their blobs takes store.lock.  An rcu_work in each entry would
  * do the same for 32 bytes more per entry (72 with lockdep).
@@ -786,13 +801,9 @@ static void bpfstash_entry_free_work(struct work_struct *work)
 {
 	struct llist_node *list = llist_del_all(&bpfstash_free_list);
 	struct bpfstash_entry *e, *next;
-	int i;
 
 	llist_for_each_entry_safe(e, next, list, free_node) {
-		for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
-			bpfstash_blob_put(e->blobs[i]);
-		bpfstash_funcs_free(e);
-		kmem_cache_free(bpfstash_entry_cache, e);
+		bpfstash_entry_free(e);
 		cond_resched();
 	}
 }
@@ -806,20 +817,6 @@ static void bpfstash_entry_free_rcu(struct rcu_head *rcu)
 
 	if (llist_add(&e->free_node, &bpfstash_free_list))
 		queue_work(bpfstash_wq, &bpfstash_free_work);
-}
-
-/*
- * Free an entry that never made it into the store.  Its blobs are its own,
- * except a BTF blob found stored, on which it holds a reference.
- */
-static void bpfstash_entry_free_unlisted(struct bpfstash_entry *e)
-{
-	int i;
-
-	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
-		bpfstash_blob_put(e->blobs[i]);
-	bpfstash_funcs_free(e);
-	kmem_cache_free(bpfstash_entry_cache, e);
 }
 
 /* A new entry, unlisted, with one reference. */
@@ -1246,7 +1243,7 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 	return 0;
 
 err:
-	bpfstash_entry_free_unlisted(e);
+	bpfstash_entry_free(e);
 	return err;
 }
 
@@ -1479,7 +1476,7 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 	if (!err) {
 		err = bpfstash_store_insert(prog, e, &stored);
 		if (err || stored != e)
-			bpfstash_entry_free_unlisted(e);
+			bpfstash_entry_free(e);
 		e = stored;
 	}
 	bpfstash_charge_end(memcg, old_memcg);

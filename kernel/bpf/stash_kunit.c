@@ -286,14 +286,14 @@ static void bpfstash_test_store(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, e3->blobs[BPFSTASH_BLOB_BTF], e1->blobs[BPFSTASH_BLOB_BTF]);
 	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 3);
 	KUNIT_EXPECT_FALSE(test, e3->blobs[BPFSTASH_BLOB_JITED]->listed);
-	bpfstash_entry_free_unlisted(e3);
+	bpfstash_entry_free(e3);
 	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 2);
 
 	/* A program has one entry. */
 	e3 = bpfstash_test_entry(test, "image one again", "shared btf");
 	bpfstash_store_set_limits(1 << 20, 10);
 	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(p1, e3, &stored), -EEXIST);
-	bpfstash_entry_free_unlisted(e3);
+	bpfstash_entry_free(e3);
 
 	/* Lookup by name, and deletion only once unloaded. */
 	found = bpfstash_entry_lookup(e1->meta.hash);
@@ -310,7 +310,7 @@ static void bpfstash_test_store(struct kunit *test)
 	e3 = bpfstash_test_entry(test, "image one", "shared btf");
 	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(p3, e3, &stored), 0);
 	KUNIT_EXPECT_PTR_EQ(test, stored, e1);
-	bpfstash_entry_free_unlisted(e3);
+	bpfstash_entry_free(e3);
 	KUNIT_EXPECT_TRUE(test, bpfstash_entry_live(e1));
 	KUNIT_EXPECT_EQ(test, e1->meta.unload_time, 0);
 	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->meta.hash), -EBUSY);
