@@ -6,16 +6,19 @@
 #   scripts/build-kernel.sh base    the bench kernel's config on the pristine
 #                                   6.12 source, without bpfstash (for the
 #                                   zero-cost-when-unused comparison)
+#   scripts/build-kernel.sh um      the pristine 6.12 as user-mode Linux
+#                                   (ARCH=um, build/kernel-um/linux): its
+#                                   verifier at the host CPU's own speed
 #
 # The kernel is configured from allnoconfig plus configs/base.config and
-# configs/<flavour>.config, and every option of the fragments is checked in
+# configs/<flavour>.config (um: its defconfig plus configs/um.config), and every option of the fragments is checked in
 # the final .config: Kconfig silently drops an option whose dependencies are
 # missing.  Objects go to build/kernel-<flavour>, so both kernels share one
 # source tree and each rebuilds incrementally.  Compiles go through ccache.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-flavour=${1:?usage: build-kernel.sh debug|bench|base}
+flavour=${1:?usage: build-kernel.sh debug|bench|base|um}
 tree=${BPFSTASH_TREE:-$top/build/linux}
 out=${BPFSTASH_KOUT:-$top/build/kernel-$flavour}
 jobs=${JOBS:-$(nproc)}
@@ -24,10 +27,18 @@ die() { echo "build-kernel: $*" >&2; exit 1; }
 say() { echo "build-kernel: $*" >&2; }
 
 config=$flavour
-if [ "$flavour" = base ]; then
+arch=
+target=bzImage
+image=arch/x86/boot/bzImage
+case $flavour in
+um)	arch=um
+	target=linux
+	image=linux ;;
+esac
+if [ "$flavour" = base ] || [ "$flavour" = um ]; then
 	# Debian's source as shipped: no patches, no overlay.
 	tree=$top/build/linux-pristine
-	config=bench
+	[ "$flavour" = base ] && config=bench
 	if [ ! -f "$tree/Makefile" ]; then
 		say "unpacking a pristine tree into build/linux-pristine"
 		rm -rf "$tree" "$tree.tmp"
@@ -54,6 +65,7 @@ if ! flock -n 9; then
 	flock 9
 fi
 frags="$top/configs/base.config $top/configs/$config.config"
+[ "$flavour" = um ] && frags=$top/configs/$config.config
 if [ "$flavour" = base ]; then
 	grep -hv BPFSTASH $frags > "$out/fragments.config"
 	frags=$out/fragments.config
@@ -61,8 +73,18 @@ fi
 stamp=$(cat $frags | sha256sum | cut -c1-16)
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.bpfstash-config" 2>/dev/null)" != "$stamp" ]; then
 	say "configuring $flavour kernel in ${out#"$top"/}"
-	cat $frags > "$out/allno.config"
-	make -s -C "$tree" O="$out" CC="$cc" KCONFIG_ALLCONFIG="$out/allno.config" allnoconfig
+	if [ -n "$arch" ]; then
+		make -s -C "$tree" O="$out" ARCH="$arch" CC="$cc" defconfig
+		# The fragment's options replace defconfig's (no "override" noise).
+		for opt in $(grep -ho '^CONFIG_[A-Z0-9_]*' $frags); do
+			sed -i "/^$opt=/d; /^# $opt is not set/d" "$out/.config"
+		done
+		cat $frags >> "$out/.config"
+		make -s -C "$tree" O="$out" ARCH="$arch" CC="$cc" olddefconfig
+	else
+		cat $frags > "$out/allno.config"
+		make -s -C "$tree" O="$out" CC="$cc" KCONFIG_ALLCONFIG="$out/allno.config" allnoconfig
+	fi
 	# Every option the fragments ask for must have survived.
 	bad=0
 	for line in $(grep -h '^CONFIG_' $frags); do
@@ -84,9 +106,9 @@ fi
 
 say "building $flavour kernel (-j$jobs; about 8 min cold, seconds when little changed)"
 start=$(date +%s)
-if ! make -s -C "$tree" O="$out" CC="$cc" -j"$jobs" bzImage > "$out/build.log" 2>&1; then
+if ! make -s -C "$tree" O="$out" ${arch:+ARCH=$arch} CC="$cc" -j"$jobs" $target > "$out/build.log" 2>&1; then
 	grep -E 'error|Error|warning:' "$out/build.log" | head -50 >&2
 	die "kernel build failed; full log in ${out#"$top"/}/build.log"
 fi
 grep -E 'warning:' "$out/build.log" | grep -E 'bpfstash|stash\.c' >&2 || true
-say "$flavour kernel ready: ${out#"$top"/}/arch/x86/boot/bzImage ($(($(date +%s) - start)) s)"
+say "$flavour kernel ready: ${out#"$top"/}/$image ($(($(date +%s) - start)) s)"
