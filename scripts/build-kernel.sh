@@ -11,9 +11,9 @@
 #                                   verifier at the host CPU's own speed
 #
 # The kernel is configured from allnoconfig plus configs/base.config and
-# configs/<flavour>.config (um: its defconfig plus configs/um.config), and every option of the fragments is checked in
-# the final .config: Kconfig silently drops an option whose dependencies are
-# missing.  Objects go to build/kernel-<flavour>, so both kernels share one
+# configs/<flavour>.config (um: ARCH=um's defconfig plus configs/um.config),
+# and every option of the fragments is checked in the final .config:
+# Kconfig silently drops an option whose dependencies are missing.  Objects go to build/kernel-<flavour>, so both kernels share one
 # source tree and each rebuilds incrementally.  Compiles go through ccache.
 set -eu
 
