@@ -17,7 +17,10 @@ if [ ! -x "$linux" ]; then
 	echo "# skipped: no $linux (scripts/build-kernel.sh um)"
 	exit 0
 fi
-log=$(mktemp)
+if ! log=$(mktemp 2>&1); then
+	echo "# skipped: no temporary file for the boot's console: $log"
+	exit 0
+fi
 trap 'rm -f "$log"' EXIT
 # UML keeps its memory in a file under TMPDIR; it needs a few hundred MB.
 timeout 900 "$linux" mem=768M rootfstype=hostfs rootflags=/ ro quiet \
