@@ -74,14 +74,7 @@ say "native load times: this machine's own kernel, and 6.12 as user-mode Linux"
 # the rounds' p50 and p99.  The host's kernel needs bpf() on the host; UML
 # needs build/kernel-um (built above, or skipped with the reason).
 native_round() {
-	for insns in 3 64 512 4096; do
-		n=100
-		[ $insns -ge 4096 ] && n=30
-		"$top/build/bench/loadbench" -r 1 -n $n --only unmounted --csv -l "synthetic-$insns" -i $insns
-	done
-	for obj in subprogs large; do
-		"$top/build/bench/loadbench" -r 1 -n 30 --only unmounted --csv -l "$obj" -o "$top/build/tests/progs/$obj.bpf.o"
-	done
+	"$top/bench/native-loads.sh" 1
 }
 # Rows program,side,loads,p50,p99 (several per program) -> one per program:
 # loads summed, the median of p50 and of p99; "# " lines pass once.
