@@ -66,7 +66,7 @@ instructions per load+close; hook and hashing are the kernel's own counts
 |---|---|---|---|---|---|---|---|
 EOF
 awk -F, 'NR > 1 { printf "| %s | %s | %.1f | %.1f | %+.1f k (%+.2f%%) | %+.1f k (%+.2f%%) | %.1f | %.1f |\n", $1, $2, $3, $5, $7, $8, $9, $10, $11, $12 }' "$res/icount.csv" 2>/dev/null
-# The hashing speeds of section 7 (hashbench), for the two tables below:
+# The hashing speeds of section 7 (hashbench), for the three tables below:
 # ns per hash = fixed + slope * bytes, for the x86 SHA-256 the kernel would
 # pick here (SHA-NI, else AVX2) and its fastest x86 BLAKE2s (the last row
 # the CPU ran).
@@ -86,7 +86,12 @@ hash_speed_awk='
 		}
 		slope = (t4k - t16) / 4080; fixed = t16 - 16 * slope
 		sslope = (s4k - s16) / 4080; sfixed = s16 - 16 * sslope
-	}'
+	}
+	# us to hash BYTES per load in two calls (the image, the canonical form)
+	function hash_us(bytes) { return (2 * fixed + bytes * slope) / 1000 }
+	# The native estimate of a hook of HOOK k instructions, HASH of them
+	# hashing BYTES, its other instructions at R us per k instructions.
+	function estimate(hook, hash, bytes, r) { return (hook - hash) * r + hash_us(bytes) }'
 cat <<EOF
 
 ### Native estimate: the same programs on real hardware
@@ -117,7 +122,7 @@ awk -F, -v hashtxt="$res/hash.txt" "$hash_speed_awk"'
 	FILENAME ~ /native.csv$/ && $2 == "unmounted" { native[$1] = $4; native99[$1] = $5; next }
 	FILENAME ~ /icount.csv$/ && FNR > 1 && ($1 in native) && slope > 0 {
 		N = native[$1]; r = N / $3
-		est = ($11 - $12) * r + (2 * fixed + $13 * slope) / 1000
+		est = estimate($11, $12, $13, r)
 		sha = ($11 - $12) * r + (2 * sfixed + $13 * sslope) / 1000
 		bound = N / 100 > 5 ? N / 100 : 5
 		P = native99[$1]
@@ -158,7 +163,7 @@ awk -F, -v hashtxt="$res/hash.txt" "$hash_speed_awk"'
 	FILENAME ~ /native.csv$/ && $2 == "unmounted" { native[$1] = $4; next }
 	FILENAME ~ /icount.csv$/ && FNR > 1 && ($1 in native) && slope > 0 {
 		N = native[$1]
-		h = (2 * fixed + $13 * slope) / 1000
+		h = hash_us($13)
 		bound = N / 100 > 5 ? N / 100 : 5
 		printf "| %s | %d | %.1f us | %.2f%% | %.1f us: hash alone %s | %.0f us | %.1f |\n",
 		       $1, $13, h, 100 * h / N, bound, h <= bound ? "within" : "over",
@@ -191,8 +196,8 @@ awk -F, -v hashtxt="$res/hash.txt" "$hash_speed_awk"'
 	FILENAME ~ /uml.csv$/ && $2 == "unmounted" { uml[$1] = $4; next }
 	FILENAME ~ /icount.csv$/ && FNR > 1 && ($1 in native) && ($1 in uml) && slope > 0 {
 		N = native[$1]; U = uml[$1]; r = N / $3
-		h = (2 * fixed + $13 * slope) / 1000
-		est = ($11 - $12) * r + h
+		h = hash_us($13)
+		est = estimate($11, $12, $13, r)
 		bound = U / 100 > 5 ? U / 100 : 5
 		printf "| %s | %.1f | %.1f | %.2f | %.1f us | %.2f%% | %.1f us: %s | %.2f%% |\n",
 		       $1, N, U, U / N, est, 100 * est / U, bound,

@@ -73,9 +73,6 @@ say "native load times: this machine's own kernel, and 6.12 as user-mode Linux"
 # this CPU's own speed, in alternating rounds; each row is the median of
 # the rounds' p50 and p99.  The host's kernel needs bpf() on the host; UML
 # needs build/kernel-um (built above, or skipped with the reason).
-native_round() {
-	"$top/bench/native-loads.sh" 1
-}
 # Rows program,side,loads,p50,p99 (several per program) -> one per program:
 # loads summed, the median of p50 and of p99; "# " lines pass once.
 median_rows() {
@@ -115,7 +112,7 @@ else
 fi
 rm -f "$res/native.err"
 for round in 1 2 3; do
-	[ $native_ok = 1 ] && native_round >> "$out/native-rounds.csv" 2>&1
+	[ $native_ok = 1 ] && "$top/bench/native-loads.sh" 1 >> "$out/native-rounds.csv" 2>&1
 	"$top/bench/uml.sh" 1 >> "$out/uml-rounds.csv" 2>&1
 	echo "round $round done"
 done
