@@ -258,8 +258,8 @@ struct bpfstash_lines {
 };
 
 /*
- * The string section of the entry's raw BTF, checked: the entry could hold
- * any BTF the verifier accepted, but this code does not rely on that.  A
+ * The string section of the entry's raw BTF, checked: the entry holds BTF
+ * that btf_parse() accepted, but this code does not rely on that.  A
  * BTF blob held in pieces is copied in one piece first, for as long as the
  * file is open: a string can straddle two pieces.
  */
@@ -277,16 +277,25 @@ static int bpfstash_btf_strings(struct bpfstash_lines *l)
 		l->btf = kvmalloc(size, GFP_KERNEL_ACCOUNT);
 		if (!l->btf)
 			return -ENOMEM;
-		for (off = 0; off < size; off += n)
-			memcpy(l->btf + off, bpfstash_blob_at(b, off, &n), n);
+		/*
+		 * Two statements: as one memcpy(dst, bpfstash_blob_at(b, off,
+		 * &n), n), the compiler may read n before the call sets it.
+		 */
+		for (off = 0; off < size; off += n) {
+			const void *piece = bpfstash_blob_at(b, off, &n);
+
+			memcpy(l->btf + off, piece, n);
+		}
 		hdr = l->btf;
 	} else {
 		hdr = (const struct btf_header *)b->data;
 	}
-	if (size < sizeof(*hdr) || hdr->magic != BTF_MAGIC || hdr->hdr_len > size)
+	/* btf_parse() refused anything else: a failure here is a bug of ours. */
+	if (WARN_ON_ONCE(size < sizeof(*hdr) || hdr->magic != BTF_MAGIC ||
+			 hdr->hdr_len > size))
 		return 0;
 	start = (u64)hdr->hdr_len + hdr->str_off;
-	if (start > size || hdr->str_len > size - start)
+	if (WARN_ON_ONCE(start > size || hdr->str_len > size - start))
 		return 0;
 	l->strs_len = hdr->str_len;
 	l->strs = (const char *)hdr + start;

@@ -257,6 +257,8 @@ static void test_fentry_patched(void)
 		bpfstash_entry_free(e);
 		bpfstash_close(s);
 	}
+	/* The tracer's entry names its attach target in "info". */
+	check_stash_views("fentry and its target", 64);
 	prog_info_full_free(&after);
 out_link:
 	bpf_link__destroy(link);

@@ -86,6 +86,7 @@ static void test_unloaded_entry_complete(void)
 		ASSERT_GT(m->unload_time, m->load_time, "unload_time > load_time");
 		ASSERT_GE(m->unload_time_real, m->load_time_real, "unload_time_real");
 		ASSERT_EQ(bpfstash_entry_nr_funcs(e), info.nr_jited_ksyms, "all functions");
+		check_entry_views(e, "unloaded");
 		bpfstash_entry_free(e);
 	}
 	bpfstash_close(stash);
@@ -105,6 +106,56 @@ static long long entry_file_size(int fd, const char *name)
 		return -1;
 	snprintf(path, sizeof(path), STASH_ROOT "/%s/%s", hex, name);
 	return stat(path, &st) ? -1 : st.st_size;
+}
+
+/*
+ * Programs written outside the project, from the 6.12 tree's BPF
+ * selftests (tests/Makefile), loaded by libbpf as their tests load them:
+ * every program of each object has an entry equal to what the kernel
+ * reports, and its text files equal libbpfstash's rendering.  Their BTF
+ * is tens of kilobytes, held in pieces.
+ */
+static void test_external_programs(void)
+{
+	static const char *const objs[] = {
+		"ext/test_l4lb", "ext/test_l4lb_noinline", "ext/test_xdp_noinline",
+		"ext/strobemeta_nounroll1", "ext/pyperf_subprogs",
+	};
+	long long btf, max_btf = 0;
+	size_t i, nprogs = 0;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	for (i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		struct bpf_program *prog;
+		struct bpf_object *obj;
+		char what[128];
+		int err;
+
+		obj = bpf_object__open_file(test_prog_path(objs[i]), NULL);
+		if (!ASSERT_PTR_OK(obj, objs[i]))
+			continue;
+		err = bpf_object__load(obj);
+		if (!ASSERT_OK(err, objs[i])) {
+			bpf_object__close(obj);
+			continue;
+		}
+		bpf_object__for_each_program(prog, obj) {
+			snprintf(what, sizeof(what), "%s/%s", objs[i], bpf_program__name(prog));
+			check_entry_matches(bpf_program__fd(prog), what);
+			btf = entry_file_size(bpf_program__fd(prog), "btf");
+			max_btf = btf > max_btf ? btf : max_btf;
+			nprogs++;
+		}
+		bpf_object__close(obj);
+	}
+	test__note("%zu programs of %zu objects, BTF up to %lld bytes", nprogs,
+		   sizeof(objs) / sizeof(objs[0]), max_btf);
+	/* Held in pieces, as a BTF blob of more than a few hundred bytes is. */
+	ASSERT_GT(max_btf, 8192, "multi-kilobyte BTF");
+	/* And once they are unloaded. */
+	check_stash_views("external, unloaded", 64);
+	stash_umount();
 }
 
 /*
@@ -156,6 +207,7 @@ static void test_reload_shares_blobs(void)
 		check_entry_matches(fd1, objs[i]);
 		bpf_object__close(first);
 	}
+	check_stash_views("reloaded, unloaded", 64);
 	stash_umount();
 }
 
@@ -227,6 +279,7 @@ static void test_entry_overhead(void)
 		else
 			close(fd);
 	}
+	check_stash_views("overhead", 64);
 	stash_umount();
 }
 
@@ -698,6 +751,7 @@ static void test_classic_bpf_not_stashed(void)
 
 static const struct test tests[] = {
 	{ "entries_match_info", test_entries_match_info },
+	{ "external_programs", test_external_programs },
 	{ "unloaded_entry_complete", test_unloaded_entry_complete },
 	{ "reload_shares_blobs", test_reload_shares_blobs },
 	{ "entry_overhead", test_entry_overhead },

@@ -84,7 +84,8 @@ static void test_exit_codes(void **state)
 	static const char *const usage[] = {
 		"", "bogus", "l", "--bogus ls", "ls extra", "show", "show a b", "show xyz",
 		"show 12", "lines", "resolve", "resolve zzz", "resolve cadd+zz", "export cadd",
-		"export --to /tmp", "--root", "-j frobnicate",
+		"export --to /tmp", "--root", "-j frobnicate", "render", "render cadd", "render cadd meta",
+		"render cadd lines extra",
 	};
 	char *out;
 	size_t i;
@@ -151,6 +152,23 @@ static void test_show_and_lines(void **state)
 	assert_int_equal(sh(NULL, BPFSTASH_BIN ROOT "-j lines %s | jq -e "
 			    "'[.[].lines[]] | length == %u'", prefix, bpfstash_entry_nr_lines(e)), 0);
 	bpfstash_entry_free(e);
+}
+
+/* render gives the kernel's text files, byte for byte, and JSON. */
+static void test_render(void **state)
+{
+	static const char *const files[] = { "info", "functions", "lines" };
+	struct fixture fx;
+	size_t i;
+
+	fixture_get("large", &fx);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		assert_int_equal(sh(NULL, BPFSTASH_BIN ROOT "render %.8s %s | cmp -s - '%s/stash/%s/%s'",
+				    fx.hash, files[i], FIXTURES, fx.hash, files[i]), 0);
+		assert_int_equal(sh(NULL, BPFSTASH_BIN ROOT "-j render %.8s %s | jq -j .text | "
+				    "cmp -s - '%s/stash/%s/%s'", fx.hash, files[i], FIXTURES, fx.hash,
+				    files[i]), 0);
+	}
 }
 
 /* The annotations of `lines` are bpftool's, in the same order. */
@@ -275,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_exit_codes),
 		cmocka_unit_test(test_ls),
 		cmocka_unit_test(test_show_and_lines),
+		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_lines_like_bpftool),
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_verify_tampered),

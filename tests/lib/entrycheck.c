@@ -31,6 +31,114 @@ static int btf_raw(__u32 btf_id, void **data, __u32 *size)
 	return err;
 }
 
+/* The first line where @a and @b differ, 1-based; 0 if they are equal. */
+static size_t first_diff_line(const char *a, size_t alen, const char *b, size_t blen)
+{
+	size_t i, line = 1;
+
+	for (i = 0; i < alen && i < blen && a[i] == b[i]; i++)
+		line += a[i] == '\n';
+	return i == alen && i == blen ? 0 : line;
+}
+
+/* Line @n (1-based) of @s, for a message: at most 200 bytes. */
+static const char *line_of(const char *s, size_t len, size_t n, char *buf, size_t size)
+{
+	const char *end = s + len, *nl;
+
+	while (--n && s < end && (nl = memchr(s, '\n', end - s)))
+		s = nl + 1;
+	nl = s < end ? memchr(s, '\n', end - s) : NULL;
+	snprintf(buf, size, "%.*s", (int)((nl ? nl : end) - s > 200 ? 200 : (nl ? nl : end) - s), s);
+	return buf;
+}
+
+void check_entry_views(const struct bpfstash_entry *e, const char *what)
+{
+	const char *hex = bpfstash_entry_name(e);
+	const char *file;
+	unsigned int i;
+
+	for (i = 0; (file = bpfstash_view_name(i)); i++) {
+		char *want = NULL, ka[256], ua[256];
+		void *got = NULL;
+		size_t wlen, glen, line;
+
+		if (!ASSERT_OK(bpfstash_entry_render(e, file, &want, &wlen), "render") ||
+		    !ASSERT_OK(stash_read(hex, file, &got, &glen), file)) {
+			free(want);
+			free(got);
+			continue;
+		}
+		line = first_diff_line(got, glen, want, wlen);
+		if (line)
+			test__fail(__FILE__, __LINE__,
+				   "%s: the kernel's %s/%s differs from libbpfstash's rendering at line %zu:\n"
+				   "  kernel:      %s\n  libbpfstash: %s", what, hex, file, line,
+				   line_of(got, glen, line, ka, sizeof(ka)),
+				   line_of(want, wlen, line, ua, sizeof(ua)));
+		/*
+		 * Both could give '?' for a file name: the BTF itself must
+		 * resolve every line's file and source (it does for any
+		 * program clang compiled with -g).
+		 */
+		if (!strcmp(file, "lines") && bpfstash_entry_meta(e)->content.btf_size) {
+			const char *bad = strstr(want, "\t?:");
+
+			if (!bad)
+				bad = strstr(want, "\t?\n");
+			if (bad) {
+				size_t n = 1;
+				const char *p;
+
+				for (p = want; p < bad; p++)
+					n += *p == '\n';
+				test__fail(__FILE__, __LINE__, "%s: %s/lines has '?' for a file or "
+					   "source line: line %zu: %s", what, hex, n,
+					   line_of(want, wlen, n, ua, sizeof(ua)));
+			}
+		}
+		free(want);
+		free(got);
+	}
+}
+
+int check_stash_views(const char *what, size_t max)
+{
+	struct bpfstash *stash;
+	size_t i, count, checked = 0;
+	char **names;
+
+	if (!ASSERT_OK(bpfstash_open(STASH_ROOT, &stash), "open stash"))
+		return 0;
+	if (!ASSERT_OK(bpfstash_list(stash, &names, &count), "list stash")) {
+		bpfstash_close(stash);
+		return 0;
+	}
+	/* Names sort by hash: with more than @max, an even spread is a sample. */
+	for (i = 0; i < count && checked < max; i++) {
+		struct bpfstash_entry *e;
+		size_t k = count <= max ? i : i * count / max;
+		int err;
+
+		if (k >= count)
+			break;
+		err = bpfstash_entry_load(stash, names[k], 0, &e);
+		if (err == -ENOENT)	/* deleted meanwhile */
+			continue;
+		if (!ASSERT_OK(err, names[k]))
+			continue;
+		check_entry_views(e, what);
+		bpfstash_entry_free(e);
+		checked++;
+	}
+	test__note("%s: the text files of %zu of %zu entries equal libbpfstash's", what,
+		   checked, count);
+	bpfstash_names_free(names);
+	bpfstash_close(stash);
+	return checked;
+}
+
 /*
  * The entry of the program behind @prog_fd matches what the kernel reports
  * for it, file by file, and its name is the hash of its content.
@@ -108,6 +216,9 @@ void check_entry_matches(int prog_fd, const char *what)
 	} else {
 		ASSERT_EQ(size, 0, "no btf");
 	}
+
+	/* The kernel's text files against an independent rendering. */
+	check_entry_views(e, what);
 	bpfstash_entry_free(e);
 out:
 	bpfstash_close(stash);

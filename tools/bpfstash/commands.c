@@ -329,6 +329,51 @@ int do_lines(int argc, char **argv)
 }
 
 /* Hex digits, with an optional 0x, into @v; false if not a number. */
+/*
+ * An entry's text file as the kernel shows it, rendered here from the
+ * binary files: for copies of a stash without the text files, and to check
+ * the kernel's text against it.
+ */
+int do_render(int argc, char **argv)
+{
+	struct bpfstash_entry *e;
+	struct bpfstash *stash;
+	const char *file;
+	unsigned int i;
+	size_t len;
+	char *text;
+	int ret;
+
+	if (argc != 2)
+		return usage_error("render takes HASH and FILE, %d arguments given", argc);
+	file = argv[1];
+	for (i = 0; bpfstash_view_name(i); i++)
+		if (!strcmp(bpfstash_view_name(i), file))
+			break;
+	if (!bpfstash_view_name(i))
+		return usage_error("render: '%s' is not a text file of an entry "
+				   "(info, functions or lines)", file);
+	ret = one_entry(1, argv, "render", &stash, &e);
+	if (ret)
+		return ret;
+	ret = bpfstash_entry_render(e, file, &text, &len);
+	if (ret) {
+		p_err("%s: cannot render %s: %s", bpfstash_entry_name(e), file, errstr(ret));
+	} else if (json_wtr) {
+		jsonw_start_object(json_wtr);
+		jsonw_string_field(json_wtr, "hash", bpfstash_entry_name(e));
+		jsonw_string_field(json_wtr, "file", file);
+		jsonw_string_field(json_wtr, "text", text);
+		jsonw_end_object(json_wtr);
+	} else {
+		fwrite(text, 1, len, stdout);
+	}
+	free(text);
+	bpfstash_entry_free(e);
+	bpfstash_close(stash);
+	return ret ? EXIT_FAIL : EXIT_OK;
+}
+
 static bool parse_hex(const char *s, uint64_t *v)
 {
 	char *end;

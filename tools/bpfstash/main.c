@@ -196,6 +196,8 @@ static int do_help(int argc, char **argv)
 	       "  ls                        list the entries: name, functions, size, state, age\n"
 	       "  show HASH                 an entry's metadata and functions\n"
 	       "  lines HASH                its line info, with the source and the JITed bytes\n"
+	       "  render HASH FILE          the text file FILE (info, functions, lines) as the\n"
+	       "                            kernel shows it, rendered from the binary files\n"
 	       "  resolve ADDR|HASH+OFF...  function and source line of an address, or of an\n"
 	       "                            offset into an entry's jited file\n"
 	       "  verify [HASH...]          recompute the hashes (all entries by default)\n"
@@ -246,6 +248,7 @@ static const struct cmd commands[] = {
 	{ "ls",		do_ls },
 	{ "show",	do_show },
 	{ "lines",	do_lines },
+	{ "render",	do_render },
 	{ "resolve",	do_resolve },
 	{ "verify",	do_verify },
 	{ "export",	do_export },

@@ -58,6 +58,7 @@ uint64_t now_real_ns(void);
 int do_ls(int argc, char **argv);
 int do_show(int argc, char **argv);
 int do_lines(int argc, char **argv);
+int do_render(int argc, char **argv);
 int do_resolve(int argc, char **argv);
 int do_verify(int argc, char **argv);
 int do_export(int argc, char **argv);

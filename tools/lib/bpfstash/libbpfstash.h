@@ -160,6 +160,21 @@ int bpfstash_resolve(struct bpfstash *stash, uint64_t addr,
 		     struct bpfstash_entry **entry, struct bpfstash_location *loc);
 
 /*
+ * The text files the kernel generates in an entry directory, rendered from
+ * the entry's binary files with the same bytes: "info", "functions" and
+ * "lines" (see Documentation/filesystems/bpfstash.rst).  For copies of a
+ * stash that lack them, and to check the kernel's rendering against an
+ * independent one.  "info" shows the state in meta as it was read.
+ * *@text is a NUL-terminated malloc()ed string of *@len bytes (free it).
+ * -ENOENT for another @file, -EINVAL for all but "info" of a META-only
+ * load, -ENOMEM.  bpfstash_view_name(i) is the name of the i-th such file,
+ * NULL past the last.
+ */
+int bpfstash_entry_render(const struct bpfstash_entry *entry, const char *file, char **text,
+			  size_t *len);
+const char *bpfstash_view_name(unsigned int i);
+
+/*
  * Write the entry as an ELF file to @fd: a .text section per function at
  * its load address, a symbol per function, an NT_GNU_BUILD_ID note with
  * the hash, and .debug_line (DWARF 4) from the line info, so that
