@@ -113,7 +113,7 @@ static long long entry_file_size(int fd, const char *name)
  * selftests (tests/Makefile), loaded by libbpf as their tests load them:
  * every program of each object has an entry equal to what the kernel
  * reports, and its text files equal libbpfstash's rendering.  Their BTF
- * is tens of kilobytes, held in pieces.
+ * runs to 12 KB, held in pieces.
  */
 static void test_external_programs(void)
 {
