@@ -5,6 +5,7 @@
 #   make demo     the whole story in a QEMU guest (installs what is missing)
 #   make check    every test: host units, KUnit and the in-guest suites
 #   make bench    the benchmarks (bench kernel), report in build/bench/
+#   make series   the patch series (git format-patch), in build/series/
 #
 # Everything that is built lives in build/ (ignored by git).  See README.md.
 
@@ -23,12 +24,12 @@ Q := @
 endif
 
 .PHONY: all deps tree kernel kernel-debug kernel-bench bpftool perf perf-base tests libbpfstash tools headers \
-	check check-host check-guest demo bench clean distclean help
+	check check-host check-guest demo bench series clean distclean help
 
 all: kernel-debug bpftool tests
 
 help:
-	@sed -n '3,9p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
 
 # One idempotent step installs every missing Debian package.
 deps:
@@ -56,7 +57,7 @@ bpftool: tree
 		feature-clang-bpf-co-re=0 -j$(JOBS) > $(B)/bpftool/build.log 2>&1 || \
 		{ tail -30 $(B)/bpftool/build.log; exit 1; }
 
-# perf from the same tree, with the bpfstash series (patches/0004-...):
+# perf from the same tree, with the perf series (patches/perf/):
 # PERF_RECORD_MMAP3, resolution by build-id, the build-id cache export.
 PERF := $(B)/perf/perf
 perf: tree
@@ -88,6 +89,12 @@ check: deps kernel-debug kernel-bench bpftool perf perf-base tests
 
 demo: deps kernel-debug bpftool perf tests
 	$(Q)$(TOP)/scripts/demo.sh
+
+# The kernel, perf and fault-injection series as git format-patch writes
+# them, from patches/ and this repository's files, onto a git repository of
+# the pristine tree (build/series/linux); checkpatch.pl --strict on each.
+series: deps
+	$(Q)$(TOP)/scripts/make-series.sh
 
 # Every benchmark, side by side in one run; report in build/bench/report.md.
 bench: deps tree bpftool tests

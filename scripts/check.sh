@@ -1,7 +1,8 @@
 #!/bin/bash
 # make check: every bpfstash test, and one summary line at the end.
 #
-#   1. host unit tests (cmocka) of the userspace tools;
+#   1. host unit tests (cmocka) of the userspace tools, and the patch
+#      series (scripts/check-series.sh);
 #   2. one boot of the debug kernel in QEMU, which runs KUnit at boot and
 #      then the in-guest suites (tests/guest/SUITES), one boot of the
 #      bench kernel for the suites that need speed (tests/guest/SUITES.bench),
@@ -12,8 +13,8 @@
 #
 # Environment: SUITES="smoke stash" runs only those guest suites on the
 # debug kernel ("suite:test1,test2" runs single tests) and skips the bench
-# kernel's; HOST=0 or GUEST=0 skips a half; BENCH_SUITES=0 skips the bench
-# kernel's boot.
+# kernel's; HOST=0 or GUEST=0 skips a half; SERIES=0 skips the series;
+# BENCH_SUITES=0 skips the bench kernel's boot.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +33,21 @@ if [ "${HOST:-1}" = 1 ] && [ -x "$top/scripts/check-host.sh" ]; then
 		grep -E '^(PASS|FAIL|SKIP) |^  ' || true
 	grep -E '^(PASS|FAIL|SKIP) ' "$out/host.log" >> "$out/results"
 	echo "host unit tests: $(($(date +%s) - hstart)) s"
+fi
+
+# 1b. The patch series: generated, checkpatch'ed, applied with git am onto
+# the pristine tree, equal to the tree everything here is built from, and
+# buildable at every patch.
+if [ "${HOST:-1}" = 1 ] && [ "${SERIES:-1}" = 1 ]; then
+	phase "patch series (scripts/check-series.sh)"
+	sstart=$(date +%s)
+	"$top/scripts/check-series.sh" 2>&1 | tee "$out/series.log" |
+		grep -E '^(PASS|FAIL|SKIP) |^  series\.' || true
+	grep -E '^(PASS|FAIL|SKIP) ' "$out/series.log" >> "$out/results"
+	grep -q '^PASS series.generate' "$out/series.log" ||
+		grep -q '^FAIL series.generate' "$out/series.log" ||
+		echo "FAIL series: scripts/check-series.sh ended early (build/check/series.log)" >> "$out/results"
+	echo "patch series: $(($(date +%s) - sstart)) s"
 fi
 
 # 2. The guests.  The debug kernel runs KUnit at boot and the functional

@@ -3,9 +3,14 @@
 #
 #   1. unpack Debian's /usr/src/linux-source-6.12.tar.xz into build/linux
 #      (once) and record the exact base version in build/linux/.bpfstash-base;
-#   2. apply patches/series, the edits to existing kernel files;
-#   3. link the overlay (this repository's new files, at their kernel paths)
-#      into the tree, so that editing a file here rebuilds incrementally.
+#   2. apply the series of patches/series, in order: their patches hold
+#      the edits to files of the 6.12 tree;
+#   3. link the new files each series lists (real files of this
+#      repository, at their kernel paths) into the tree, so that editing a
+#      file here rebuilds incrementally.
+#
+# scripts/make-series.sh makes git commits of the same patches and files,
+# and make check proves that git am of them gives this very tree.
 #
 # Idempotent: a second run with nothing changed does nothing.  When the
 # series changes, only the patches from the first changed one onwards are
@@ -51,8 +56,23 @@ if [ ! -f "$tree/.bpfstash-base" ]; then
 	say "base: $(cat "$tree/.bpfstash-base")"
 fi
 
-# 2. Patches.  build/linux/.bpfstash-applied holds copies of what is applied.
-new_series=$(grep -v '^[[:space:]]*\(#\|$\)' "$top/patches/series" || true)
+# 2. Patches.  build/linux/.bpfstash-applied holds copies of what is
+# applied, as <series>/<patch>.
+series_dirs=$(grep -v '^[[:space:]]*\(#\|$\)' "$top/patches/series" || true)
+for s in $series_dirs; do
+	[ -f "$top/patches/$s/series" ] ||
+		die "patches/series names $s, but patches/$s/series does not exist"
+done
+# Patches are the unindented lines of patches/<series>/series, new files
+# the indented ones.
+new_series=$(for s in $series_dirs; do
+	grep -v '^[[:space:]]*\(#\|$\)' "$top/patches/$s/series" | grep -v '^[[:space:]]' |
+		sed "s|^|$s/|"
+done)
+new_files=$(for s in $series_dirs; do
+	grep '^[[:space:]]' "$top/patches/$s/series" | grep -v '^[[:space:]]*\(#\|$\)' |
+		sed 's/^[[:space:]]*//'
+done)
 old_series=$(cat "$applied/series")
 
 # The first patch that differs from what is applied, as a 1-based index.
@@ -68,7 +88,22 @@ done
 n_old=$(echo "$old_series" | grep -c . || true)
 n_new=$(echo "$new_series" | grep -c . || true)
 
+# Files a patch touches ("+++ b/path" lines).
+touched() { sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$1"; }
+
+# A file that the patches re-applied leave as it was keeps its time
+# stamp, so that a reordered or reworded series rebuilds nothing: its
+# mtime and checksum are kept across the revert.
+stamps=$top/build/.prepare-stamps
+: > "$stamps"
+
 if [ "$first_diff" -le "$n_old" ]; then
+	for p in $(echo "$old_series" | sed -n "$first_diff,\$p"); do
+		for f in $(touched "$applied/$p"); do
+			[ -f "$tree/$f" ] && [ ! -L "$tree/$f" ] &&
+				echo "$(stat -c %Y "$tree/$f") $(md5sum < "$tree/$f" | cut -c1-32) $f"
+		done
+	done | sort -u -k3,3 > "$stamps"
 	# Revert applied patches from the last down to first_diff.
 	for p in $(echo "$old_series" | sed -n "$first_diff,\$p" | tac); do
 		say "reverting $p"
@@ -77,12 +112,14 @@ if [ "$first_diff" -le "$n_old" ]; then
 			die "cannot revert $p; remove build/linux to start over"
 		rm -f "$applied/$p"
 	done
-	echo "$old_series" | sed -n "1,$((first_diff - 1))p" > "$applied/series"
+	# (sed -n 1,0p would print line 1: nothing is kept when first_diff is 1.)
+	echo "$old_series" | head -n "$((first_diff - 1))" > "$applied/series"
 fi
 
 if [ "$first_diff" -le "$n_new" ]; then
 	for p in $(echo "$new_series" | sed -n "$first_diff,\$p"); do
-		[ -f "$top/patches/$p" ] || die "patches/series lists $p, which does not exist"
+		[ -f "$top/patches/$p" ] ||
+			die "patches/${p%%/*}/series lists ${p#*/}, which does not exist"
 		say "applying $p"
 		if ! patch -d "$tree" -p1 -s --batch --forward --dry-run \
 			< "$top/patches/$p" > "$top/build/patch.log" 2>&1; then
@@ -92,37 +129,41 @@ The kernel context it expects has moved; refresh the patch against this base."
 		fi
 		patch -d "$tree" -p1 -s --batch --forward --no-backup-if-mismatch \
 			< "$top/patches/$p"
+		mkdir -p "$(dirname "$applied/$p")"
 		cp "$top/patches/$p" "$applied/$p"
 		echo "$p" >> "$applied/series"
 	done
 fi
 
-# 3. Overlay.  Every file under these directories of the repository is new
-# to the kernel and is linked into the tree at the same path.  The top-level
-# Kconfig, where the feature's symbols are defined, becomes fs/bpfstash/Kconfig.
+while read -r mtime sum f; do
+	[ -f "$tree/$f" ] && [ "$(md5sum < "$tree/$f" | cut -c1-32)" = "$sum" ] &&
+		touch -d "@$mtime" "$tree/$f"
+done < "$stamps"
+rm -f "$stamps"
+
+# 3. New files: every file the series list, linked at its path.
 link() {
 	# $1: repository file, $2: path in the tree
 	if [ "$(readlink "$tree/$2" 2>/dev/null)" != "$1" ]; then
 		[ -e "$tree/$2" ] && [ ! -L "$tree/$2" ] &&
-			die "overlay file $2 would replace a file of the kernel tree"
+			die "new file $2 would replace a file of the kernel tree"
 		mkdir -p "$(dirname "$tree/$2")"
 		ln -sfn "$1" "$tree/$2"
 	fi
 }
-for dir in fs/bpfstash kernel/bpf include/linux include/uapi/linux Documentation tools/lib/bpfstash; do
-	[ -d "$top/$dir" ] || continue
-	(cd "$top" && find "$dir" -type f ! -name '*.o' ! -name '.*' ! -name '*.cmd' ! -name '*.a' ! -name '*.so*') |
-	while read -r f; do
-		link "$top/$f" "$f"
-	done
+for f in $new_files; do
+	[ -f "$top/$f" ] || die "a series lists $f, which does not exist in the repository"
+	link "$top/$f" "$f"
 done
-link "$top/Kconfig" fs/bpfstash/Kconfig
 
-# Drop links to overlay files that no longer exist in the repository.
-find "$tree/fs" "$tree/kernel" "$tree/include" "$tree/Documentation" "$tree/tools/lib" -type l 2>/dev/null |
+# Drop links to files of this repository that no series lists any more.
+find "$tree" -path "$tree/.git" -prune -o -type l -print 2>/dev/null |
 while read -r l; do
 	case "$(readlink "$l")" in
-	"$top"/*) [ -e "$l" ] || { say "removing stale link ${l#"$tree"/}"; rm -f "$l"; } ;;
+	"$top"/*)
+		rel=${l#"$tree"/}
+		echo "$new_files" | grep -qxF "$rel" ||
+			{ say "removing stale link $rel"; rm -f "$l"; } ;;
 	esac
 done
 exit 0

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target for perf's PERF_RECORD_MMAP3 handling: the checks, byte
- * swapping and printing of tools/perf/util/mmap3.c (patches/0004), which
+ * swapping and printing of tools/perf/util/mmap3.c, which
  * perf runs on every MMAP3 record of a perf.data file before anything else
  * looks at it.  Built from the prepared tree's copy of that file, with
  * ASan and UBSan (tests/fuzz/Makefile).

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -91,6 +92,25 @@ int bpfstash_dirfd(const struct bpfstash *s)
 bool bpfstash_is_mounted(const struct bpfstash *s)
 {
 	return s->mounted;
+}
+
+int bpfstash_kernel_supported(void)
+{
+	char line[128];
+	int found = 0;
+	FILE *f;
+
+	f = fopen("/proc/filesystems", "re");
+	if (!f)
+		return -errno;
+	/* "nodev\tbpfstash\n" */
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *name = strrchr(line, '\t');
+
+		found = name && !strcmp(name + 1, "bpfstash\n");
+	}
+	fclose(f);
+	return found;
 }
 
 bool bpfstash_name_valid(const char *name)
@@ -372,7 +392,8 @@ static int entry_check(struct bpfstash_entry *e)
 static const size_t blob_caps[BPFSTASH_NR_BLOB_FILES] = {
 	[BPFSTASH_JITED] = BPFSTASH_MAX_JITED,
 	[BPFSTASH_LINE_INFO] = (size_t)BPFSTASH_MAX_LINES * sizeof(struct bpf_line_info),
-	[BPFSTASH_JITED_LINE_INFO] = (size_t)BPFSTASH_MAX_LINES * sizeof(struct bpfstash_jited_line),
+	[BPFSTASH_JITED_LINE_INFO] =
+		(size_t)BPFSTASH_MAX_LINES * sizeof(struct bpfstash_jited_line),
 	[BPFSTASH_FUNC_INFO] = (size_t)BPFSTASH_MAX_FUNC_INFO * sizeof(struct bpf_func_info),
 	[BPFSTASH_BTF] = BPFSTASH_MAX_BTF,
 };

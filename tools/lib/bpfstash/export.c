@@ -529,7 +529,7 @@ static void export_free(struct export *x)
 				&x->line, &x->symtab, &x->strtab, &x->shstrtab };
 	size_t i;
 
-	for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(bufs); i++)
 		free(bufs[i]->p);
 	free(x->order);
 	free(x->files);
@@ -552,7 +552,7 @@ static int export_build(struct export *x)
 	build_info(x);
 	build_line(x);
 	build_symtab(x);
-	for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(bufs); i++)
 		if (bufs[i]->err)
 			return bufs[i]->err;
 	return 0;

@@ -10,6 +10,10 @@
 
 struct btf;
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
 struct bpfstash {
 	int dirfd;
 	char *root;

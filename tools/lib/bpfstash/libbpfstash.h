@@ -60,6 +60,12 @@ int bpfstash_dirfd(const struct bpfstash *stash);
 /* Whether @stash is a mounted bpfstash filesystem (statfs magic). */
 bool bpfstash_is_mounted(const struct bpfstash *stash);
 
+/*
+ * Whether the running kernel has bpfstash (a "bpfstash" line in
+ * /proc/filesystems): 1 or 0, or a negative errno if that cannot be read.
+ */
+int bpfstash_kernel_supported(void);
+
 /* Names: 40 lowercase hex digits. */
 bool bpfstash_name_valid(const char *name);
 int bpfstash_hash_parse(const char *hex, uint8_t hash[BPFSTASH_HASH_SIZE]);
@@ -117,8 +123,10 @@ struct bpfstash_location {
 	uint32_t func_off;	/* addr - func_addr */
 	const char *func_name;	/* kallsyms name (bpf_prog_<tag>_<name>) */
 	const char *btf_name;	/* the function's name in BTF, or NULL */
-	/* The line info record in effect at addr (the last one at or before
-	 * it, within the function), or has_line == false. */
+	/*
+	 * The line info record in effect at addr (the last one at or before
+	 * it, within the function), or has_line == false.
+	 */
 	bool has_line;
 	uint32_t line_idx;
 	uint64_t line_addr;	/* where that record starts */

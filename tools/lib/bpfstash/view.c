@@ -136,7 +136,8 @@ static void render_lines(const struct bpfstash_entry *e, FILE *f)
 		else
 			fprintf(f, "%-16s insn %u", "-", li[i].insn_off);
 		fprintf(f, "\t%s:%u:%u\t%s\n", view_str(e, li[i].file_name_off),
-			BPF_LINE_INFO_LINE_NUM(li[i].line_col), BPF_LINE_INFO_LINE_COL(li[i].line_col),
+			BPF_LINE_INFO_LINE_NUM(li[i].line_col),
+			BPF_LINE_INFO_LINE_COL(li[i].line_col),
 			skip_kernel_spaces(view_str(e, li[i].line_off)));
 	}
 }
@@ -152,7 +153,7 @@ static const struct {
 
 const char *bpfstash_view_name(unsigned int i)
 {
-	return i < sizeof(views) / sizeof(views[0]) ? views[i].name : NULL;
+	return i < ARRAY_SIZE(views) ? views[i].name : NULL;
 }
 
 int bpfstash_entry_render(const struct bpfstash_entry *e, const char *file, char **text,
