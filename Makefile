@@ -6,6 +6,8 @@
 #   make check    every test: host units, KUnit and the in-guest suites
 #   make bench    the benchmarks (bench kernel), report in build/bench/
 #   make series   the patch series (git format-patch), in build/series/
+#   make deb      Debian packages (kernel, libbpfstash, tools, perf), in build/deb/
+#   make deb-check  install them into a Debian 12 system and boot it (QEMU)
 #
 # Everything that is built lives in build/ (ignored by git).  See README.md.
 
@@ -24,12 +26,12 @@ Q := @
 endif
 
 .PHONY: all deps tree kernel kernel-debug kernel-bench bpftool perf perf-base tests libbpfstash tools headers \
-	check check-host check-guest demo bench series clean distclean help
+	check check-host check-guest demo bench series deb deb-check clean distclean help
 
 all: kernel-debug bpftool tests
 
 help:
-	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
 
 # One idempotent step installs every missing Debian package.
 deps:
@@ -95,6 +97,18 @@ demo: deps kernel-debug bpftool perf tests
 # the pristine tree (build/series/linux); checkpatch.pl --strict on each.
 series: deps
 	$(Q)$(TOP)/scripts/make-series.sh
+
+# Debian packages, into build/deb/: the kernel with Debian's own 6.12
+# configuration and CONFIG_BPFSTASH (KCONFIG=FILE for another), libbpfstash
+# and the tools (debian/), the patched perf (packaging/perf/).
+deb: deps tree tests
+	$(Q)JOBS=$(JOBS) $(TOP)/scripts/build-deb.sh kernel tools perf
+
+# The install test with those packages: a Debian 12 system made by
+# mmdebstrap, booted in QEMU from its own disk (make check runs it with the
+# bench kernel packaged instead, to stay within its time).
+deb-check: deb
+	$(Q)$(TOP)/scripts/check-deb.sh --kernel debian
 
 # Every benchmark, side by side in one run; report in build/bench/report.md.
 bench: deps tree bpftool tests

@@ -9,16 +9,21 @@
 #   scripts/build-kernel.sh um      the pristine 6.12 as user-mode Linux
 #                                   (ARCH=um, build/kernel-um/linux): its
 #                                   verifier at the host CPU's own speed
+#   scripts/build-kernel.sh FLAVOUR bindeb-pkg
+#                                   then a Debian package of it (make
+#                                   bindeb-pkg) in build/deb/
 #
 # The kernel is configured from allnoconfig plus configs/base.config and
 # configs/<flavour>.config (um: ARCH=um's defconfig plus configs/um.config),
 # and every option of the fragments is checked in the final .config:
-# Kconfig silently drops an option whose dependencies are missing.  Objects go to build/kernel-<flavour>, so both kernels share one
+# Kconfig silently drops an option whose dependencies are missing.
+# Objects go to build/kernel-<flavour>, so both kernels share one
 # source tree and each rebuilds incrementally.  Compiles go through ccache.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-flavour=${1:?usage: build-kernel.sh debug|bench|base|um}
+flavour=${1:?usage: build-kernel.sh debug|bench|base|um [bindeb-pkg]}
+action=${2:-}
 tree=${BPFSTASH_TREE:-$top/build/linux}
 out=${BPFSTASH_KOUT:-$top/build/kernel-$flavour}
 jobs=${JOBS:-$(nproc)}
@@ -112,3 +117,25 @@ if ! make -s -C "$tree" O="$out" ${arch:+ARCH=$arch} CC="$cc" -j"$jobs" $target 
 fi
 grep -E 'warning:' "$out/build.log" | grep -E 'bpfstash|stash\.c' >&2 || true
 say "$flavour kernel ready: ${out#"$top"/}/$image ($(($(date +%s) - start)) s)"
+
+# A Debian package of this kernel, built by the kernel's own bindeb-pkg
+# with the same make variables (nothing is rebuilt), into build/deb/.
+if [ "$action" = bindeb-pkg ]; then
+	deb=$top/build/deb
+	mkdir -p "$deb"
+	kv=$(make -s -C "$tree" kernelversion)
+	rm -f "$out"/../linux-*"$kv"*bpfstash*.deb
+	say "packaging the $flavour kernel (make bindeb-pkg)"
+	# No linux-headers (the kernel has no modules to build against) and no
+	# -dbg package (vmlinux is in ${out#"$top"/}).
+	if ! DEB_BUILD_PROFILES="pkg.linux-upstream.nokernelheaders pkg.linux-upstream.nokerneldbg" \
+		make -s -C "$tree" O="$out" ${arch:+ARCH=$arch} CC="$cc" -j"$jobs" \
+		KDEB_PKGVERSION="$kv-1+bpfstash.$flavour" bindeb-pkg > "$out/deb.log" 2>&1; then
+		tail -n 20 "$out/deb.log" >&2
+		die "make bindeb-pkg failed; full log in ${out#"$top"/}/deb.log"
+	fi
+	rm -f "$deb"/linux-image-*.deb "$deb"/linux-libc-dev_*.deb
+	mv "$out"/../linux-image-*.deb "$out"/../linux-libc-dev_*.deb "$deb/"
+	rm -f "$out"/../linux-upstream_*
+	say "$(cd "$deb" && ls linux-image-*.deb)"
+fi

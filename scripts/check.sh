@@ -8,12 +8,16 @@
 #      bench kernel for the suites that need speed (tests/guest/SUITES.bench),
 #      and one of the bench kernel with systemd as PID 1, which runs
 #      bpfstash-gc's units (tests/guest/gc-systemd.sh);
-#   3. the results: each test's PASS/FAIL/SKIP line, then
+#   3. the Debian packages (scripts/build-deb.sh --bench), installed into a
+#      Debian 12 system that QEMU boots from its own disk
+#      (scripts/check-deb.sh);
+#   4. the results: each test's PASS/FAIL/SKIP line, then
 #      "N passed, N failed, N skipped".
 #
 # Environment: SUITES="smoke stash" runs only those guest suites on the
 # debug kernel ("suite:test1,test2" runs single tests) and skips the bench
 # kernel's; HOST=0 or GUEST=0 skips a half; SERIES=0 skips the series;
+# DEB=0 skips the packages and the install test;
 # BENCH_SUITES=0 skips the bench kernel's boot.
 set -uo pipefail
 
@@ -136,7 +140,27 @@ if [ "${GUEST:-1}" = 1 ] && [ "${BENCH_SUITES:-1}" = 1 ] && [ -z "${SUITES:-}" ]
 	fi
 fi
 
-# 3. Summary.
+# 4. The install test: the bench kernel packaged with make bindeb-pkg,
+# libbpfstash, the tools and perf packaged with debhelper, installed with
+# apt into a Debian 12 system that boots from its own disk in QEMU
+# (make deb-check does the same with Debian's kernel configuration).
+if [ "${GUEST:-1}" = 1 ] && [ "${DEB:-1}" = 1 ] && [ -z "${SUITES:-}" ]; then
+	phase "Debian packages, installed into Debian 12 and booted (scripts/check-deb.sh)"
+	dstart=$(date +%s)
+	if "$top/scripts/build-deb.sh" --bench kernel tools perf > "$out/deb-build.log" 2>&1; then
+		echo "PASS deb.packages ($(grep -E '^deb: (lintian|kernel|tools|perf)' "$out/deb-build.log" |
+			sed 's/^deb: //' | tr '\n' ';'))" | tee -a "$out/results"
+		"$top/scripts/check-deb.sh" --kernel bench 2>&1 | tee "$out/deb-check.log" |
+			grep -E '^(PASS|FAIL|SKIP) |^  deb\.|^check-deb:'
+		grep -E '^(PASS|FAIL|SKIP) ' "$out/deb-check.log" >> "$out/results"
+	else
+		echo "FAIL deb.packages: $(grep '^deb: ' "$out/deb-build.log" | tail -n 2 | tr '\n' ' ')(build/check/deb-build.log)" |
+			tee -a "$out/results"
+	fi
+	echo "Debian packages and install test: $(($(date +%s) - dstart)) s"
+fi
+
+# 5. Summary.
 pass=$(grep -c '^PASS ' "$out/results")
 fail=$(grep -c '^FAIL ' "$out/results")
 skip=$(grep -c '^SKIP ' "$out/results")

@@ -102,6 +102,15 @@ static void test_exit_codes(void **state)
 	assert_non_null(strstr(out, "/nonexistent/stash"));
 	free(out);
 	assert_int_equal(sh(NULL, BPFSTASH_BIN " --root /nonexistent/stash verify 2>/dev/null"), 69);
+	/* Errors are JSON strings, escaped: a root with a quote in it. */
+	assert_int_equal(sh(NULL, BPFSTASH_BIN " -j --root '/nonexistent/\"q' ls | "
+			    "jq -e '.error | test(\"nonexistent/\\\"q\")' > /dev/null"), 0);
+	/* A kernel without bpfstash (the host's, normally) is named as such. */
+	if (bpfstash_kernel_supported() == 0) {
+		assert_int_equal(sh(&out, BPFSTASH_BIN " ls 2>&1"), 69);
+		assert_non_null(strstr(out, "has no bpfstash"));
+		free(out);
+	}
 	/* an entry that is not there, an address in none */
 	assert_int_equal(sh(NULL, BPFSTASH_BIN ROOT "show 0000 2>/dev/null"), 1);
 	assert_int_equal(sh(NULL, BPFSTASH_BIN ROOT "resolve 0x1000 2>/dev/null"), 1);

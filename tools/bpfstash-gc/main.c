@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sysexits.h>
 #include <time.h>
 #include <unistd.h>
@@ -321,7 +322,13 @@ static int run_failed(const struct gc_opts *o, const struct gc_result *r, int er
 	if (!strcmp(step, "root")) {
 		bool bad = err == -GC_ENOTSTASH || err == -ENOENT || err == -ENOTDIR;
 
-		if (bad && !o->root)
+		struct utsname u;
+
+		if (bad && !o->root && bpfstash_kernel_supported() == 0)
+			snprintf(msg, sizeof(msg), "the running kernel (%s) has no bpfstash: no "
+				 "\"bpfstash\" in /proc/filesystems (it needs CONFIG_BPFSTASH)",
+				 uname(&u) ? "?" : u.release);
+		else if (bad && !o->root)
 			snprintf(msg, sizeof(msg), "%s: no bpfstash is mounted there "
 				 "(mount -t bpfstash none %s)", root, root);
 		else if (err == -GC_ENOTSTASH)

@@ -8,10 +8,12 @@
  * Authors:	Stephen Hemminger <stephen@networkplumber.org>
  *
  * From tools/bpf/bpftool/json_writer.c (Linux 6.12); control characters
- * are escaped.
+ * are escaped, and so are the strings of jsonw_vprintf_enquote().
  */
 
+#define _GNU_SOURCE	/* vasprintf() */
 #include <stdio.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <assert.h>
@@ -162,12 +164,17 @@ void jsonw_name(json_writer_t *self, const char *name)
 		putc(' ', self->out);
 }
 
+/* Formatted, then escaped: a message can hold quotes, paths, anything. */
 void jsonw_vprintf_enquote(json_writer_t *self, const char *fmt, va_list ap)
 {
-	jsonw_eor(self);
-	putc('"', self->out);
-	vfprintf(self->out, fmt, ap);
-	putc('"', self->out);
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0) {
+		jsonw_string(self, fmt);
+		return;
+	}
+	jsonw_string(self, s);
+	free(s);
 }
 
 void jsonw_printf(json_writer_t *self, const char *fmt, ...)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/utsname.h>
 
 #include <bpf/libbpf.h>
 
@@ -85,10 +86,26 @@ const char *errstr(int err)
 	}
 }
 
+/* The default root cannot be used: is it that the kernel has no bpfstash? */
+static bool no_kernel_support(void)
+{
+	struct utsname u;
+
+	if (opts.root_given || bpfstash_kernel_supported() != 0)
+		return false;
+	p_err("the running kernel (%s) has no bpfstash: no \"bpfstash\" in "
+	      "/proc/filesystems (it needs CONFIG_BPFSTASH; --root reads a copy of a stash)",
+	      uname(&u) ? "?" : u.release);
+	return true;
+}
+
 int stash_open(struct bpfstash **stash)
 {
-	int err = bpfstash_open(opts.root, stash);
+	int err;
 
+	if (no_kernel_support())
+		return EXIT_NOSTASH;
+	err = bpfstash_open(opts.root, stash);
 	if (err) {
 		p_err("cannot open the stash at %s: %s%s", opts.root, strerror(-err),
 		      err == -ENOENT && !strcmp(opts.root, BPFSTASH_DEFAULT_ROOT) ?

@@ -1,0 +1,187 @@
+#!/bin/bash
+# make deb: Debian packages of bpfstash, built with Debian's tools, into
+# build/deb/:
+#
+#   linux-image-<version>-bpfstash   the patched kernel (make bindeb-pkg),
+#                                    and its linux-headers and linux-libc-dev
+#   libbpfstash0, libbpfstash-dev,   debian/ of this repository (debhelper)
+#   bpfstash-tools
+#   bpfstash-perf                    the patched perf as /usr/bin/perf-bpfstash,
+#                                    beside Debian's linux-perf (packaging/perf/)
+#
+#   scripts/build-deb.sh [--bench] [kernel] [tools] [perf]    (all three by default)
+#
+# The kernel's configuration is Debian's own 6.12 amd64 one (package
+# linux-config-6.12) with CONFIG_BPFSTASH=y, or KCONFIG=FILE (a .config,
+# plain or xz-compressed, for example /boot/config-$(uname -r)).  Modules
+# other than those of configs/deb-modules (what a QEMU guest needs) are
+# left out with make localmodconfig, which changes no built-in option: the
+# script checks that every "=y" of the configuration it started from is
+# still "=y", and stops if one is not.  --bench packages the bench kernel
+# (build/kernel-bench, make kernel-bench) instead, as make check does to
+# stay within its time.
+#
+# Bad input stops the build with a message naming the file or the option:
+# a KCONFIG that does not exist or is not a kernel configuration, or one
+# without what bpfstash needs (BPF_SYSCALL, BPF_JIT, PERF_EVENTS).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/build/deb
+tree=$top/build/linux
+jobs=${JOBS:-$(nproc)}
+flavour=debian
+kconfig=${KCONFIG:-}
+what=()
+
+say() { echo "deb: $*" >&2; }
+die() { echo "deb: $*" >&2; exit 1; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--bench) flavour=bench; shift ;;
+	kernel|tools|perf) what+=("$1"); shift ;;
+	-h|--help) sed -n '2,/^set -e/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown argument '$1' (see --help)" ;;
+	esac
+done
+[ ${#what[@]} -gt 0 ] || what=(kernel tools perf)
+mkdir -p "$out"
+
+version() { sed -n 's/^bpfstash (\([^)]*\)).*/\1/p' "$top/debian/changelog" | head -n 1; }
+
+# The repository's files as git sees them (tracked or not ignored), in a
+# source directory of their own: dpkg-buildpackage writes next to it.
+tools() {
+	local src=$out/src/bpfstash-$(version) t0
+	t0=$(date +%s)
+	say "bpfstash $(version): libbpfstash0, libbpfstash-dev, bpfstash-tools (dpkg-buildpackage)"
+	rm -rf "$out/src"
+	mkdir -p "$src"
+	(cd "$top" && git ls-files -co --exclude-standard | grep -v '^build/' |
+		while read -r f; do [ -e "$f" ] && printf '%s\n' "$f"; done) |
+		rsync -a --files-from=- "$top/" "$src/"
+	if ! (cd "$src" && dpkg-buildpackage -b -us -uc) > "$out/tools.log" 2>&1; then
+		tail -n 30 "$out/tools.log" >&2
+		die "dpkg-buildpackage failed (build/deb/tools.log)"
+	fi
+	rm -f "$out"/libbpfstash*.deb "$out"/bpfstash-tools*.deb
+	mv "$out"/src/*.deb "$out/"
+	mv "$out"/src/*.buildinfo "$out"/src/*.changes "$out/" 2>/dev/null || true
+	lint bpfstash "$out"/libbpfstash0_*.deb "$out"/libbpfstash-dev_*.deb "$out"/bpfstash-tools_*.deb
+	say "tools: $(($(date +%s) - t0)) s"
+}
+
+# lintian on packages (the -dbgsym ones, which debhelper makes, aside);
+# what it says is kept in build/deb/lintian-<name>.txt.
+lint() {
+	local name=$1 log
+	shift
+	log=$out/lintian-$name.txt
+	if ! lintian --fail-on error,warning "$@" > "$log" 2>&1; then
+		grep -v '^running with root' "$log" >&2
+		die "lintian: errors or warnings (above; build/deb/lintian-$name.txt)"
+	fi
+	say "lintian $name: no error or warning; $(grep -c '^[IPX]:' "$log") notes, \
+$(grep -c '^N: \|overridden' "$log" || true) overridden"
+}
+
+# perf, from the prepared tree, as a source package of its own.
+perf() {
+	local t0 ver src
+	t0=$(date +%s)
+	"$top/scripts/prepare-tree.sh"
+	ver=$(make -s -C "$tree" kernelversion)+bpfstash$(version)
+	src=$out/perf-src/bpfstash-perf-$ver
+	say "bpfstash-perf $ver: perf of build/linux as /usr/bin/perf-bpfstash (dpkg-buildpackage)"
+	rm -rf "$out/perf-src"
+	mkdir -p "$src"
+	cp -r "$top/packaging/perf/debian" "$src/"
+	sed -i "s/@VERSION@/$ver/" "$src/debian/changelog"
+	if ! (cd "$src" && BPFSTASH_TREE=$tree BPFSTASH_PERF_OBJ=$out/perf-obj JOBS=$jobs \
+		dpkg-buildpackage -b -us -uc) \
+		> "$out/perf.log" 2>&1; then
+		tail -n 30 "$out/perf.log" >&2
+		die "dpkg-buildpackage of bpfstash-perf failed (build/deb/perf.log)"
+	fi
+	rm -f "$out"/bpfstash-perf_*.deb
+	mv "$out"/perf-src/*.deb "$out/"
+	mv "$out"/perf-src/*.buildinfo "$out"/perf-src/*.changes "$out/" 2>/dev/null || true
+	lint bpfstash-perf "$out"/bpfstash-perf_"$ver"_*.deb
+	say "perf: $(($(date +%s) - t0)) s"
+}
+
+# A configuration's value of CONFIG_@2, from file @1.
+cfg() { sed -n "s/^CONFIG_$2=\\(.*\\)/\\1/p" "$1"; }
+
+kernel() {
+	local obj t0 base cc kv
+	t0=$(date +%s)
+	if [ "$flavour" = bench ]; then
+		JOBS=$jobs "$top/scripts/build-kernel.sh" bench bindeb-pkg
+		say "kernel (bench configuration): $(($(date +%s) - t0)) s"
+		return
+	fi
+	"$top/scripts/prepare-tree.sh"
+	obj=$out/kernel
+	kconfig=${kconfig:-/usr/src/linux-config-6.12/config.amd64_none_amd64.xz}
+	[ -f "$kconfig" ] || die "KCONFIG=$kconfig: no such file \
+(Debian's configuration is in the package linux-config-6.12)"
+	base=$out/kernel-base.config
+	case "$kconfig" in
+	*.xz) xzcat "$kconfig" > "$base" 2> /dev/null || die "KCONFIG=$kconfig: not xz-compressed" ;;
+	*) cp "$kconfig" "$base" ;;
+	esac
+	grep -q '^CONFIG_[A-Z0-9_]*=' "$base" ||
+		die "KCONFIG=$kconfig: not a kernel configuration (no CONFIG_ line)"
+	for o in BPF_SYSCALL BPF_JIT PERF_EVENTS; do
+		[ "$(cfg "$base" $o)" = y ] ||
+			die "KCONFIG=$kconfig: CONFIG_$o is not =y, and bpfstash needs it"
+	done
+	mkdir -p "$obj"
+	cp "$base" "$obj/.config"
+	# Debian's signing certificates are not in the source; the modules are
+	# still signed, with a key made for this build (MODULE_SIG_KEY's default).
+	"$tree/scripts/config" --file "$obj/.config" --enable BPFSTASH \
+		--set-str LOCALVERSION -bpfstash \
+		--set-str SYSTEM_TRUSTED_KEYS "" --set-str SYSTEM_REVOCATION_KEYS ""
+	make -s -C "$tree" O="$obj" olddefconfig > /dev/null
+	# Only the modules of configs/deb-modules (a QEMU guest's); make
+	# localmodconfig turns others off and leaves built-in options alone.
+	grep -v '^[[:space:]]*\(#\|$\)' "$top/configs/deb-modules" |
+		awk '{ print $1, 0, 0, "-" }' > "$out/lsmod"
+	make -s -C "$tree" O="$obj" LSMOD="$out/lsmod" localmodconfig > "$out/localmodconfig.log" 2>&1 ||
+		{ tail "$out/localmodconfig.log" >&2; die "make localmodconfig failed"; }
+	# Every built-in option of the configuration started from stays.
+	grep '^CONFIG_[A-Z0-9_]*=y$' "$base" | sort > "$out/builtin.before"
+	grep '^CONFIG_[A-Z0-9_]*=y$' "$obj/.config" | sort > "$out/builtin.after"
+	comm -23 "$out/builtin.before" "$out/builtin.after" > "$out/builtin.lost"
+	if [ -s "$out/builtin.lost" ]; then
+		sed 's/^/  /' "$out/builtin.lost" >&2
+		die "the kernel configuration lost built-in options of $kconfig (above; build/deb/builtin.lost)"
+	fi
+	[ "$(cfg "$obj/.config" BPFSTASH)" = y ] ||
+		die "CONFIG_BPFSTASH is not set in the result: one of its dependencies is missing"
+	say "kernel: Debian's configuration ($kconfig) + CONFIG_BPFSTASH: \
+$(grep -c '=y$' "$obj/.config") built-in options (every one of its $(grep -c . "$out/builtin.before")), \
+$(grep -c '=m$' "$obj/.config") modules; make bindeb-pkg -j$jobs"
+	cc=gcc
+	command -v ccache > /dev/null && cc="ccache gcc"
+	kv=$(make -s -C "$tree" kernelversion)
+	rm -f "$out"/linux-image-*.deb "$out"/linux-headers-*.deb "$out"/linux-libc-dev_*.deb
+	# No -dbg package: vmlinux with its debug info stays in build/deb/kernel.
+	if ! DEB_BUILD_PROFILES=pkg.linux-upstream.nokerneldbg \
+		make -C "$tree" O="$obj" -j"$jobs" CC="$cc" KBUILD_BUILD_USER=bpfstash \
+		KBUILD_BUILD_HOST=build KDEB_PKGVERSION="$kv-1+bpfstash.debian" \
+		bindeb-pkg > "$out/kernel.log" 2>&1; then
+		grep -E ': error:|\*\*\*' "$out/kernel.log" | head -n 10 >&2
+		die "make bindeb-pkg failed (build/deb/kernel.log)"
+	fi
+	rm -f "$out"/linux-upstream_*
+	say "kernel: $(($(date +%s) - t0)) s: $(cd "$out" && ls linux-image-*.deb)"
+}
+
+for w in "${what[@]}"; do
+	"$w"
+done
+ls -l "$out"/*.deb
