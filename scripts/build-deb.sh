@@ -14,10 +14,12 @@
 # The kernel's configuration is Debian's own 6.12 amd64 one (package
 # linux-config-6.12) with CONFIG_BPFSTASH=y, or KCONFIG=FILE (a .config,
 # plain or xz-compressed, for example /boot/config-$(uname -r)).  Modules
-# other than those of configs/deb-modules (what a QEMU guest needs) are
-# left out with make localmodconfig, which changes no built-in option: the
-# script checks that every "=y" of the configuration it started from is
-# still "=y", and stops if one is not.  --bench packages the bench kernel
+# other than those of configs/deb-modules (what a QEMU guest needs, and
+# what built-in security options need) are left out with make
+# localmodconfig, which turns no built-in option off by itself: built-in
+# options go only with the modules they exist for (build/deb/builtin.lost
+# lists them).  The script stops if one of security/, kernel/bpf/, debug
+# info and BTF, KASLR, mitigations, hardening or lockdown would go.  --bench packages the bench kernel
 # (build/kernel-bench, make kernel-bench) instead, as make check does to
 # stay within its time.
 #
@@ -152,19 +154,38 @@ kernel() {
 		awk '{ print $1, 0, 0, "-" }' > "$out/lsmod"
 	make -s -C "$tree" O="$obj" LSMOD="$out/lsmod" localmodconfig > "$out/localmodconfig.log" 2>&1 ||
 		{ tail "$out/localmodconfig.log" >&2; die "make localmodconfig failed"; }
-	# Every built-in option of the configuration started from stays.
+	# Built-in options.  localmodconfig only turns modules off; a built-in
+	# option goes only with the modules it exists for (a driver's
+	# sub-options, a helper library they select).  Those that make the
+	# kernel what it is stay, every one: everything defined in security/
+	# and kernel/bpf/, debug info and BTF, KASLR, mitigations, hardening,
+	# module signing, lockdown.
 	grep '^CONFIG_[A-Z0-9_]*=y$' "$base" | sort > "$out/builtin.before"
 	grep '^CONFIG_[A-Z0-9_]*=y$' "$obj/.config" | sort > "$out/builtin.after"
-	comm -23 "$out/builtin.before" "$out/builtin.after" > "$out/builtin.lost"
-	if [ -s "$out/builtin.lost" ]; then
-		sed 's/^/  /' "$out/builtin.lost" >&2
-		die "the kernel configuration lost built-in options of $kconfig (above; build/deb/builtin.lost)"
+	comm -23 "$out/builtin.before" "$out/builtin.after" | sed 's/^CONFIG_\(.*\)=y$/\1/' \
+		> "$out/builtin.lost"
+	(cd "$tree" && grep -rn --include='Kconfig*' -E '^[[:space:]]*(menu)?config [A-Z0-9_]+' . |
+		sed -E 's|^\./([^:]*):[0-9]+:[[:space:]]*(menu)?config ([A-Z0-9_]+).*|\3 \1|' |
+		sort -u -k1,1) > "$out/kconfig-index"
+	join "$out/builtin.lost" "$out/kconfig-index" |
+		awk '$2 ~ /^(security\/|kernel\/bpf\/|lib\/Kconfig\.debug)/ ||
+		     $1 ~ /^(SECURITY|LSM|BPF|DEBUG_INFO|RANDOMIZE_|MITIGATION_|STACKPROTECTOR|HARDENED_|INIT_ON_|FORTIFY|MODULE_SIG|LOCK_DOWN|SLAB_FREELIST|PAGE_TABLE_ISOLATION|RETPOLINE|STRICT_)/' \
+		> "$out/builtin.lost-core"
+	if [ -s "$out/builtin.lost-core" ]; then
+		sed 's/^/  CONFIG_/' "$out/builtin.lost-core" >&2
+		die "trimming the modules would turn off these built-in options of $kconfig (above): \
+keep the modules they need in configs/deb-modules"
 	fi
+	for o in SECURITY_LOCKDOWN_LSM DEBUG_INFO_BTF BPF_JIT_ALWAYS_ON BPF_UNPRIV_DEFAULT_OFF RANDOMIZE_BASE; do
+		[ "$(cfg "$base" $o)" != y ] || [ "$(cfg "$obj/.config" $o)" = y ] ||
+			die "CONFIG_$o of $kconfig did not stay"
+	done
 	[ "$(cfg "$obj/.config" BPFSTASH)" = y ] ||
 		die "CONFIG_BPFSTASH is not set in the result: one of its dependencies is missing"
-	say "kernel: Debian's configuration ($kconfig) + CONFIG_BPFSTASH: \
-$(grep -c '=y$' "$obj/.config") built-in options (every one of its $(grep -c . "$out/builtin.before")), \
-$(grep -c '=m$' "$obj/.config") modules; make bindeb-pkg -j$jobs"
+	say "kernel: $kconfig + CONFIG_BPFSTASH: $(grep -c '=y$' "$obj/.config") built-in \
+options (of its $(grep -c . "$out/builtin.before"); $(grep -c . "$out/builtin.lost") went with the \
+modules left out, none of security/, kernel/bpf/, debug info, KASLR, mitigations or hardening: \
+build/deb/builtin.lost), $(grep -c '=m$' "$obj/.config") modules; make bindeb-pkg -j$jobs"
 	cc=gcc
 	command -v ccache > /dev/null && cc="ccache gcc"
 	kv=$(make -s -C "$tree" kernelversion)
