@@ -34,23 +34,6 @@ static int bpfstash_file_open(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* The meta file, with the state as it is now. */
-static void bpfstash_meta_now(const struct bpfstash_entry *e, struct bpfstash_meta *m)
-{
-	*m = e->meta;
-	m->flags = 0;
-	if (bpfstash_entry_live(e)) {
-		m->flags |= BPFSTASH_META_LOADED;
-		m->unload_time = 0;
-		m->unload_time_real = 0;
-	} else {
-		/* Pairs with the barrier in __bpfstash_prog_unload(). */
-		smp_rmb();
-		m->unload_time = READ_ONCE(e->meta.unload_time);
-		m->unload_time_real = READ_ONCE(e->meta.unload_time_real);
-	}
-}
-
 loff_t bpfstash_file_size(const struct bpfstash_entry *e, const struct bpfstash_file *f)
 {
 	if (!strcmp(f->name, "meta"))
@@ -120,7 +103,7 @@ static ssize_t bpfstash_meta_read(struct file *file, char __user *buf, size_t co
 
 	if (!bpf_dump_raw_ok(file->f_cred))
 		return -EPERM;
-	bpfstash_meta_now(e, &m);
+	bpfstash_entry_state(e, &m);
 	return simple_read_from_buffer(buf, count, ppos, &m, sizeof(m));
 }
 
@@ -203,7 +186,7 @@ static int bpfstash_info_show(struct seq_file *m, void *v)
 	const struct bpfstash_content *c = &e->meta.content;
 	struct bpfstash_meta meta;
 
-	bpfstash_meta_now(e, &meta);
+	bpfstash_entry_state(e, &meta);
 	seq_printf(m, "%-16s %*phN\n", "hash", BPFSTASH_HASH_SIZE, meta.hash);
 	seq_printf(m, "%-16s %.*s\n", "name", BPFSTASH_NAME_LEN, c->name);
 	seq_printf(m, "%-16s %u\n", "prog_id", meta.prog_id);

@@ -257,11 +257,12 @@ static umode_t bpfstash_entry_mode(struct super_block *sb, umode_t type)
 
 static void bpfstash_entry_times(struct inode *inode, const struct bpfstash_entry *e)
 {
-	u64 unload = READ_ONCE(e->meta.unload_time_real);
+	struct bpfstash_meta m;
 
+	bpfstash_entry_state(e, &m);
 	/* mtime: loaded; ctime: unloaded (or loaded); atime: last opened. */
-	inode_set_mtime_to_ts(inode, ns_to_timespec64(e->meta.load_time_real));
-	inode_set_ctime_to_ts(inode, ns_to_timespec64(unload ?: e->meta.load_time_real));
+	inode_set_mtime_to_ts(inode, ns_to_timespec64(m.load_time_real));
+	inode_set_ctime_to_ts(inode, ns_to_timespec64(m.unload_time_real ?: m.load_time_real));
 	inode_set_atime_to_ts(inode, ns_to_timespec64(READ_ONCE(e->last_access)));
 }
 

@@ -86,7 +86,10 @@ enum {
  * @index: position in listing order (load order)
  * @flags: BPFSTASH_ENTRY_* bits
  * @last_access: ns since the epoch when a file of the entry was last opened
- * @meta: content (immutable) and state; unload times are written once
+ * @meta: content (immutable) and state: the ids and times of the current
+ *	or last load, rewritten when the program is loaded again (same
+ *	content) and when it is unloaded, under the store's state seqlock;
+ *	read them with bpfstash_entry_state()
  * @funcs_segs: 0 if @funcs holds the funcs file, else its number of pieces
  * @funcs: the funcs file, meta.content.funcs_size bytes: struct
  *	bpfstash_func[meta.content.nr_funcs], then the names.  Held as a blob
@@ -173,6 +176,7 @@ static inline u32 bpfstash_blob_size(const struct bpfstash_entry *e, int id)
 	return e->blobs[id] ? e->blobs[id]->size : 0;
 }
 
+void bpfstash_entry_state(const struct bpfstash_entry *e, struct bpfstash_meta *m);
 const void *bpfstash_blob_at(const struct bpfstash_blob *b, u32 off, u32 *len);
 const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len);
 

@@ -24,7 +24,8 @@
  *   are already loaded; unmounting drops every entry.
  *
  * - The unload hook may run in softirq context: it only writes the unload
- *   time, clears a bit and drops a reference.  Entries are freed from a
+ *   time and clears a bit (under a seqlock, bottom halves off) and drops a
+ *   reference.  Entries are freed from a
  *   workqueue after an RCU grace period.
  *
  * - Identical blobs are stored once: a blob is addressed by its SHA-256
@@ -38,12 +39,14 @@
  *   Entries come from a cache of their own, without kmalloc's rounding.
  *
  * Locking: store.lock (a mutex) serialises inserting and removing entries
- * and blobs, activation and limits.  Lookups of entries and blobs are
- * lockless under RCU and take a reference with refcount_inc_not_zero().  A
- * blob's count only drops to zero under store.lock
- * (refcount_dec_and_mutex_lock()), so a blob found in the table under the
- * lock is never dying.  Lock order: inode locks (VFS) -> store.lock ->
- * prog_idr_lock.
+ * and blobs, activation and limits.  store.state (a seqlock) covers the
+ * state of entries, which loading a program again and unloading it
+ * rewrite; readers copy it with bpfstash_entry_state().  Lookups of
+ * entries and blobs are lockless under RCU and take a reference with
+ * refcount_inc_not_zero().  A blob's count only drops to zero under
+ * store.lock (refcount_dec_and_mutex_lock()), so a blob found in the table
+ * under the lock is never dying.  Lock order: inode locks (VFS) ->
+ * store.lock -> store.state, prog_idr_lock.
  */
 #include <linux/bpf.h>
 #include <linux/bpfstash.h>
@@ -57,6 +60,7 @@
 #include <linux/overflow.h>
 #include <linux/perf_event.h>
 #include <linux/rhashtable.h>
+#include <linux/seqlock.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
@@ -84,6 +88,13 @@ static struct kmem_cache *bpfstash_entry_cache;
 static struct bpfstash_store {
 	/* Serialises changes to the tables, the index, limits and state. */
 	struct mutex lock;
+	/*
+	 * The state of every entry (the meta fields that are not content,
+	 * and BPFSTASH_ENTRY_LIVE) changes under this, so that a reader
+	 * never sees one load's id with another's times.  The unload hook
+	 * writes it from softirq context: writers disable bottom halves.
+	 */
+	seqlock_t state;
 	bool active;
 	struct rhashtable entries;	/* by meta.hash */
 	struct rhashtable blobs;	/* by digest */
@@ -118,6 +129,7 @@ static struct bpfstash_store {
 	atomic64_t hash_ns;
 } store = {
 	.lock = __MUTEX_INITIALIZER(store.lock),
+	.state = __SEQLOCK_UNLOCKED(store.state),
 	.index = XARRAY_INIT(store.index, XA_FLAGS_ALLOC),
 	.max_bytes = BPFSTASH_DEFAULT_MAX_BYTES,
 	.max_entries = BPFSTASH_DEFAULT_MAX_ENTRIES,
@@ -661,6 +673,7 @@ static struct bpfstash_blob *bpfstash_blob_seen(const void *data, u32 size, u32 
 /* Under store.lock, as @b is listed: make it findable by its bytes. */
 static void bpfstash_blob_see(struct bpfstash_blob *b)
 {
+	lockdep_assert_held(&store.lock);
 	b->seen = b->seen_key &&
 		!rhashtable_lookup_insert_fast(&store.blobs_seen, &b->seen_node,
 					       bpfstash_blob_seen_params);
@@ -669,6 +682,7 @@ static void bpfstash_blob_see(struct bpfstash_blob *b)
 /* Under store.lock, as @b is unlisted. */
 static void bpfstash_blob_unsee(struct bpfstash_blob *b)
 {
+	lockdep_assert_held(&store.lock);
 	if (b->seen)
 		rhashtable_remove_fast(&store.blobs_seen, &b->seen_node,
 				       bpfstash_blob_seen_params);
@@ -1287,16 +1301,18 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 			err = -EEXIST;
 			goto unlock;
 		}
+		write_seqlock_bh(&store.state);
 		old_entry->meta.prog_id = e->meta.prog_id;
 		old_entry->meta.uid = e->meta.uid;
 		old_entry->meta.btf_id = e->meta.btf_id;
 		old_entry->meta.attach_btf_obj_id = e->meta.attach_btf_obj_id;
-		WRITE_ONCE(old_entry->meta.load_time, e->meta.load_time);
-		WRITE_ONCE(old_entry->meta.load_time_real, e->meta.load_time_real);
-		WRITE_ONCE(old_entry->meta.unload_time, 0);
-		WRITE_ONCE(old_entry->meta.unload_time_real, 0);
-		WRITE_ONCE(old_entry->last_access, e->last_access);
+		old_entry->meta.load_time = e->meta.load_time;
+		old_entry->meta.load_time_real = e->meta.load_time_real;
+		old_entry->meta.unload_time = 0;
+		old_entry->meta.unload_time_real = 0;
 		set_bit(BPFSTASH_ENTRY_LIVE, &old_entry->flags);
+		write_sequnlock_bh(&store.state);
+		WRITE_ONCE(old_entry->last_access, e->last_access);
 		atomic_inc(&store.nr_live);
 		refcount_inc(&old_entry->ref);
 		WRITE_ONCE(prog->aux->stash, old_entry);
@@ -1527,16 +1543,38 @@ void __bpfstash_prog_load(struct bpf_prog *prog)
 void __bpfstash_prog_unload(struct bpf_prog *prog)
 {
 	struct bpfstash_entry *e = xchg(&prog->aux->stash, NULL);
+	bool live;
 
 	if (!e)
 		return;
-	WRITE_ONCE(e->meta.unload_time, ktime_get_boottime_ns());
-	WRITE_ONCE(e->meta.unload_time_real, ktime_get_real_ns());
-	/* Readers that see the bit clear see the times. */
-	smp_mb__before_atomic();
-	if (test_and_clear_bit(BPFSTASH_ENTRY_LIVE, &e->flags))
+	write_seqlock_bh(&store.state);
+	e->meta.unload_time = ktime_get_boottime_ns();
+	e->meta.unload_time_real = ktime_get_real_ns();
+	live = test_and_clear_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
+	write_sequnlock_bh(&store.state);
+	if (live)
 		atomic_dec(&store.nr_live);
 	bpfstash_entry_put(e);
+}
+
+/**
+ * bpfstash_entry_state - an entry's metadata, as it is now
+ * @e: the entry
+ * @m: filled with @e's meta: its content, and its state (ids, times,
+ *	BPFSTASH_META_LOADED) as one load of the program left it, never a mix
+ *	of two; the unload times are 0 while the program is loaded
+ */
+void bpfstash_entry_state(const struct bpfstash_entry *e, struct bpfstash_meta *m)
+{
+	unsigned int seq;
+	bool live;
+
+	do {
+		seq = read_seqbegin(&store.state);
+		*m = e->meta;
+		live = bpfstash_entry_live(e);
+	} while (read_seqretry(&store.state, seq));
+	m->flags = live ? BPFSTASH_META_LOADED : 0;
 }
 
 /*
@@ -1559,7 +1597,12 @@ static void bpfstash_walk_progs(bool store_them)
 		} else {
 			e = xchg(&prog->aux->stash, NULL);
 			if (e) {
-				if (test_and_clear_bit(BPFSTASH_ENTRY_LIVE, &e->flags))
+				bool live;
+
+				write_seqlock_bh(&store.state);
+				live = test_and_clear_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
+				write_sequnlock_bh(&store.state);
+				if (live)
 					atomic_dec(&store.nr_live);
 				bpfstash_entry_put(e);
 			}

@@ -650,6 +650,140 @@ static void test_races(void)
 }
 
 /*
+ * A program loaded again with the same content at the same address finds
+ * its old entry, and the kernel rewrites that entry's state (prog id, uid,
+ * times, loaded) while readers may be reading meta.  Each read must be one
+ * load's state: the (prog id, load time) pair of a real load, loaded with
+ * no unload time, or unloaded after it was loaded.  The loader loads and
+ * closes one program, so the JIT often puts it back at the same address
+ * (stats: reloaded); two readers read the entry's meta meanwhile.
+ */
+#define STATE_MAX_LOADS	65536
+
+struct state_race {
+	atomic_int stop;
+	char hex[41];
+	int nloads;
+	__u32 ids[STATE_MAX_LOADS];
+	__u64 load_times[STATE_MAX_LOADS];
+	atomic_int reads, bad, loaded_reads;
+	char why[256];
+};
+
+static void *state_loader(void *arg)
+{
+	struct state_race *r = arg;
+
+	while (!atomic_load(&r->stop) && r->nloads < STATE_MAX_LOADS) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = load_raw_prog("stash_state");
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			r->ids[r->nloads] = info.id;
+			r->load_times[r->nloads] = info.load_time;
+			/* Readers look the pair up only among those published. */
+			__atomic_store_n(&r->nloads, r->nloads + 1, __ATOMIC_RELEASE);
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+/* Whether (@id, @load_time) is a load the loader made. */
+static bool state_known(struct state_race *r, __u32 id, __u64 load_time)
+{
+	int n = __atomic_load_n(&r->nloads, __ATOMIC_ACQUIRE), i;
+
+	for (i = n - 1; i >= 0; i--)
+		if (r->ids[i] == id)
+			return r->load_times[i] == load_time;
+	return true;	/* a load not yet published: nothing to compare */
+}
+
+static void *state_reader(void *arg)
+{
+	struct state_race *r = arg;
+	char path[128];
+	int fd;
+
+	/* One open file, read again and again: as many reads as can be. */
+	snprintf(path, sizeof(path), STASH_ROOT "/%s/meta", r->hex);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	while (!atomic_load(&r->stop)) {
+		struct bpfstash_meta m;
+		const char *why = NULL;
+
+		if (pread(fd, &m, sizeof(m), 0) == sizeof(m)) {
+			atomic_fetch_add(&r->reads, 1);
+			if (m.flags & BPFSTASH_META_LOADED) {
+				atomic_fetch_add(&r->loaded_reads, 1);
+				if (m.unload_time || m.unload_time_real)
+					why = "loaded, with an unload time";
+			} else if (m.unload_time < m.load_time || !m.unload_time_real) {
+				why = "unloaded before it was loaded";
+			}
+			if (!why && !state_known(r, m.prog_id, m.load_time))
+				why = "one load's id with another's load time";
+			if (why && atomic_fetch_add(&r->bad, 1) == 0)
+				snprintf(r->why, sizeof(r->why), "%s: prog_id %u load %llu unload %llu flags %u",
+					 why, m.prog_id, (unsigned long long)m.load_time,
+					 (unsigned long long)m.unload_time, m.flags);
+		}
+	}
+	close(fd);
+	return NULL;
+}
+
+static void test_state_consistent(void)
+{
+	const char *s = getenv("STASH_STATE_SECONDS");
+	int seconds = s ? atoi(s) : 15, i, fd;
+	struct state_race *r = calloc(1, sizeof(*r));
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	long long reloaded;
+	pthread_t th[3];
+
+	if (!ASSERT_PTR_OK(r, "alloc") || !ASSERT_OK(stash_mount(NULL), "mount"))
+		goto out;
+	fd = load_raw_prog("stash_state");
+	if (!ASSERT_GE(fd, 0, "load") || !ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len), "info") ||
+	    !ASSERT_OK(stash_find_prog(info.id, r->hex), "entry")) {
+		stash_umount();
+		goto out;
+	}
+	close(fd);
+	reloaded = stash_stat("reloaded");
+	pthread_create(&th[0], NULL, state_loader, r);
+	pthread_create(&th[1], NULL, state_reader, r);
+	pthread_create(&th[2], NULL, state_reader, r);
+	sleep(seconds);
+	atomic_store(&r->stop, 1);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	reloaded = stash_stat("reloaded") - reloaded;
+	test__note("%d s: %d loads, %lld of them onto the first entry (reloaded), %d reads "
+		   "(%d while loaded), %d inconsistent", seconds, r->nloads, reloaded,
+		   atomic_load(&r->reads), atomic_load(&r->loaded_reads), atomic_load(&r->bad));
+	if (reloaded == 0) {
+		test__skip("the JIT never put the program back at its first address: no entry "
+			   "was loaded again to race with");
+	} else {
+		ASSERT_GT(atomic_load(&r->reads), 0, "reads");
+		if (!ASSERT_EQ(atomic_load(&r->bad), 0, "every read is one load's state"))
+			test__note("first: %s", r->why);
+	}
+	stash_umount();
+out:
+	free(r);
+}
+
+/*
  * The last reference of a tc program dropped from an RCU callback
  * (softirq): the unload hook must not sleep.  The entry survives.
  */
@@ -985,6 +1119,7 @@ static const struct test tests[] = {
 	{ "fail_function_insert", test_fail_function_insert, true },
 	{ "random_faults", test_random_faults, true },
 	{ "races", test_races, true },
+	{ "state_consistent", test_state_consistent, true },
 	{ "softirq_unload", test_softirq_unload },
 	{ "hostile_load", test_hostile_load, true },
 	{}
