@@ -61,12 +61,19 @@ bpftool: tree
 
 # perf from the same tree, with the perf series (patches/perf/):
 # PERF_RECORD_MMAP3, resolution by build-id, the build-id cache export.
+# Built as the bpfstash-perf package builds it (packaging/perf/debian/rules,
+# which installs from this very directory): Debian's hardening flags, and
+# the paths it is installed at.  The variables are expanded when the
+# recipe runs, after deps has installed dpkg-buildflags.
 PERF := $(B)/perf/perf
+DPKG_FLAGS = DEB_BUILD_MAINT_OPTIONS="hardening=+all reproducible=-fixfilepath,-fixdebugpath" dpkg-buildflags --get
+PERF_OPTS = NO_LIBPYTHON=1 NO_LIBPERL=1 prefix=/usr perfexecdir=libexec/perf-bpfstash-core \
+	EXTRA_CFLAGS="$(shell $(DPKG_FLAGS) CPPFLAGS) $(shell $(DPKG_FLAGS) CFLAGS)"
 perf: tree
 	$(Q)mkdir -p $(B)/perf
 	$(Q)echo "  PERF     $(PERF)"
-	$(Q)$(MAKE) -s -C $(TREE)/tools/perf O=$(B)/perf NO_LIBPYTHON=1 NO_LIBPERL=1 \
-		-j$(JOBS) > $(B)/perf/build.log 2>&1 || \
+	$(Q)LDFLAGS="$(shell $(DPKG_FLAGS) LDFLAGS)" $(MAKE) -s -C $(TREE)/tools/perf O=$(B)/perf \
+		$(PERF_OPTS) -j$(JOBS) > $(B)/perf/build.log 2>&1 || \
 		{ tail -30 $(B)/perf/build.log; exit 1; }
 
 # The unpatched 6.12 perf, from a pristine copy of the same Debian source

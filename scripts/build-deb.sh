@@ -100,7 +100,9 @@ perf() {
 	mkdir -p "$src"
 	cp -r "$top/packaging/perf/debian" "$src/"
 	sed -i "s/@VERSION@/$ver/" "$src/debian/changelog"
-	if ! (cd "$src" && BPFSTASH_TREE=$tree BPFSTASH_PERF_OBJ=$out/perf-obj JOBS=$jobs \
+	# perf is built as make perf builds it, in the same directory: only
+	# what changed is compiled.
+	if ! (cd "$src" && BPFSTASH_TREE=$tree BPFSTASH_PERF_OBJ=$top/build/perf JOBS=$jobs \
 		dpkg-buildpackage -b -us -uc) \
 		> "$out/perf.log" 2>&1; then
 		tail -n 30 "$out/perf.log" >&2

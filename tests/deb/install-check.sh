@@ -105,11 +105,15 @@ note stats "$(tr '\n' ' ' < $S/stats | cut -c1-200)"
 
 # systemd's own BPF programs: a transient service with the sandboxing
 # options that make systemd load them (IPAddressDeny: cgroup_skb programs;
-# SocketBindDeny: cgroup_sock_addr programs, where systemd has them).
+# SocketBindDeny: cgroup_sock_addr ones; RestrictFileSystems: an LSM one),
+# those that this systemd and this kernel support.  Debian 12's systemd
+# 252 is built without its BPF framework (systemctl --version:
+# -BPF_FRAMEWORK), so only IPAddressDeny= loads programs there.
 bpfstash -j ls > "$state/before.json"
-props="-p IPAddressDeny=any"
-systemctl show -p SocketBindDeny systemd 2>/dev/null | grep -q . &&
-	props="$props -p SocketBindDeny=any"
+props="-p IPAddressDeny=any -p SocketBindDeny=any"
+# RestrictFileSystems= needs BTF and the BPF LSM (Debian's configuration).
+[ -e /sys/kernel/btf/vmlinux ] && grep -qw bpf /sys/kernel/security/lsm 2>/dev/null &&
+	props="$props -p RestrictFileSystems=ext4"
 # shellcheck disable=SC2086
 systemd-run --quiet --unit=bpfstash-sd-bpf $props sleep 300
 sleep 2
@@ -118,7 +122,7 @@ new=$(jq -r --slurpfile b "$state/before.json" \
 	'[.[] | select(.loaded) | .hash] - [$b[0][] | .hash] | .[]' "$state/during.json")
 names=$(for h in $new; do jq -r ".[] | select(.hash == \"$h\") | .name" "$state/during.json"; done |
 	sort | tr '\n' ' ')
-check systemd_programs_stashed "$(echo "$new" | grep -c .) new entries while the service runs: $names" \
+check systemd_programs_stashed "$(echo "$new" | grep -c .) new entries while the service runs ($props): $names" \
 	test -n "$new"
 systemctl stop bpfstash-sd-bpf
 sleep 1
