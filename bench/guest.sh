@@ -41,6 +41,7 @@ for obj in subprogs large many; do
 	printf '%s,%s\n' $obj "$("$top/build/bpftool/bpftool" -j prog show pinned /sys/fs/bpf/$obj | sed -n 's/.*"bytes_jited":\([0-9]*\).*/\1/p')" >> "$out/sizes.csv"
 	rm -f /sys/fs/bpf/$obj
 done
+echo off > /sys/fs/bpfstash/control
 umount /sys/fs/bpfstash
 
 "$b/racebench" -n "${BENCH_RACE_PROGS:-2000}" --csv > "$out/race.csv"

@@ -9,7 +9,7 @@
  *
  * -o loads the first program of a libbpf object (BTF, line info, subprogs);
  * -i loads a synthetic socket filter of INSNS instructions without BTF.
- * Needs root; mounts and unmounts /sys/fs/bpfstash.
+ * Needs root; mounts /sys/fs/bpfstash, and stops the store between sides.
  *
  * Some program stays loaded for the whole run (the object itself with -o,
  * a trivial one with -i), as on any system that uses BPF: otherwise the
@@ -37,7 +37,9 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#define ROOT "/sys/fs/bpfstash"
+#include "stashfs.h"
+
+#define ROOT STASH_ROOT
 
 struct loadable {
 	/* synthetic */
@@ -205,13 +207,6 @@ static void read_hook_stats(int sign)
 	hook_loads += sign * considered;
 }
 
-static bool stash_mounted(void)
-{
-	struct statfs sfs;
-
-	return !statfs(ROOT, &sfs) && sfs.f_type == 0x62707374;
-}
-
 /* Per-CPU side-band listeners, drained by nobody: emission cost only. */
 static int listen_fds[64], nr_listen;
 static void *listen_maps[64];
@@ -254,12 +249,12 @@ static void listen_close(void)
 static void unmount_stash(void)
 {
 	read_hook_stats(1);
-	while (!umount(ROOT))
-		;
+	/* Stop the store: unmounting alone would leave it running. */
+	stash_umount();
 	/*
-	 * Unmounting frees every entry after an RCU grace period, in a
+	 * Stopping frees every entry after an RCU grace period, in a
 	 * worker: let that finish here rather than inside the next round's
-	 * loads, whichever side they are.  It is the cost of an unmount, not
+	 * loads, whichever side they are.  It is the cost of a stop, not
 	 * of a load.
 	 */
 	usleep(200 * 1000);

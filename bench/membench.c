@@ -205,7 +205,7 @@ static int remount(void)
 	char pid[32];
 	int err;
 
-	umount(STASH_ROOT);
+	stash_umount();
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	if (write_str(CG "/cgroup.procs", pid))
 		return -1;
@@ -242,7 +242,7 @@ int main(int argc, char **argv)
 		       "max_overhead_bytes\n");
 
 	/* libbpf probes kernel features once per process: before measuring. */
-	umount(STASH_ROOT);
+	stash_umount();
 	snprintf(path, sizeof(path), "%s/tiny.bpf.o", dir);
 	if (load_obj(path))
 		return 1;
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
 		if (load_tiny(i))
 			return 1;
 	report("tiny", kb0, csv);
-	umount(STASH_ROOT);
+	stash_umount();
 	rmdir(CG);
 	return 0;
 }

@@ -130,5 +130,6 @@ echo "perf_bench: record_cpu mmap3+sb/sideband $(ratio "$cpu_mmap3sb" "$cpu_side
 echo "perf_bench: record_cpu mmap3/sideband $(ratio "$cpu_mmap3" "$cpu_sideband")"
 echo "perf_bench: record_cpu mmap3 without the cache export/sideband $(ratio "$cpu_mmap3N" "$cpu_sideband")"
 echo "perf_bench: record_cpu sideband/base $(ratio "$cpu_sideband" "$cpu_base")"
+echo off > $S/control 2> /dev/null
 umount $S 2> /dev/null
 exit 0

@@ -30,7 +30,9 @@
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 
-#define ROOT "/sys/fs/bpfstash"
+#include "stashfs.h"
+
+#define ROOT STASH_ROOT
 #define MAX_CPUS 8
 #define MAX_PROGS 200000
 
@@ -314,7 +316,7 @@ int main(int argc, char **argv)
 	nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (nr_cpus > MAX_CPUS)
 		nr_cpus = MAX_CPUS;
-	umount(ROOT);
+	stash_umount();
 	if (mount("none", ROOT, "bpfstash", 0, "max_entries=1000000,size=1G")) {
 		perror("racebench: mount");
 		return 1;
@@ -325,6 +327,6 @@ int main(int argc, char **argv)
 	for (i = 0; i < nl; i++)
 		if (run_one(n, lifetimes[i], csv))
 			return 1;
-	umount(ROOT);
+	stash_umount();
 	return 0;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * bpfstash: the files of an entry, and the stats file.
+ * bpfstash: the files of an entry, and the root's stats and control files.
  *
  * Binary files are the blobs as the store holds them, with the layouts of
  * include/uapi/linux/bpfstash.h.  Text files are generated on read from
@@ -8,11 +8,15 @@
  * info record to file:line:col and the source line, from the entry's BTF.
  */
 #include <linux/btf.h>
+#include <linux/capability.h>
+#include <linux/dcache.h>
 #include <linux/filter.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
+#include <linux/security.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/time64.h>
 #include <linux/timekeeping.h>
 #include <uapi/linux/btf.h>
@@ -482,4 +486,78 @@ const struct file_operations bpfstash_stats_fops = {
 	.read		= seq_read,
 	.llseek		= seq_lseek,
 	.release	= single_release,
+};
+
+/*
+ * "control": the store's state and limits, "on size=N max_entries=N" or
+ * "off size=N max_entries=N", and what starts and stops it.  A write is
+ * the words of the bpfstash= boot parameter (bpfstash_parse_control()):
+ * "on" starts the store (with the limits given, if any), "off" stops it
+ * and frees every entry, limits alone change them.  Writing needs what
+ * mounting needs.
+ */
+static ssize_t bpfstash_control_read(struct file *file, char __user *buf,
+				     size_t count, loff_t *ppos)
+{
+	struct bpfstash_stats st;
+	char line[64];
+	int len;
+
+	bpfstash_store_get_stats(&st);
+	len = scnprintf(line, sizeof(line), "%s size=%llu max_entries=%u\n",
+			bpfstash_store_running() ? "on" : "off",
+			st.max_bytes, st.max_entries);
+	return simple_read_from_buffer(buf, count, ppos, line, len);
+}
+
+#define BPFSTASH_CONTROL_MAX	128
+
+static ssize_t bpfstash_control_write(struct file *file, const char __user *ubuf,
+				      size_t count, loff_t *ppos)
+{
+	struct super_block *sb = file_inode(file)->i_sb;
+	struct bpfstash_control c;
+	char *buf;
+	int err;
+
+	if (count >= BPFSTASH_CONTROL_MAX)
+		return -EINVAL;
+	buf = memdup_user_nul(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	err = bpfstash_parse_control(buf, &c);
+	if (err) {
+		pr_warn_ratelimited("bpfstash: control: %s: %s\n", c.bad, c.why);
+		goto out;
+	}
+	if (c.on == 0) {
+		/* The cached inodes of entries hold them: prune, then wait. */
+		if (bpfstash_store_stop()) {
+			shrink_dcache_sb(sb);
+			bpfstash_store_drain();
+		}
+	} else if (c.on == 1) {
+		err = security_locked_down(LOCKDOWN_BPF_READ_KERNEL);
+		if (!err)
+			err = bpfstash_store_start(c.max_bytes, c.max_entries);
+	} else {
+		bpfstash_store_set_limits(c.max_bytes, c.max_entries);
+	}
+out:
+	kfree(buf);
+	return err ?: count;
+}
+
+static int bpfstash_control_open(struct inode *inode, struct file *file)
+{
+	if ((file->f_mode & FMODE_WRITE) && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	return 0;
+}
+
+const struct file_operations bpfstash_control_fops = {
+	.open		= bpfstash_control_open,
+	.read		= bpfstash_control_read,
+	.write		= bpfstash_control_write,
+	.llseek		= default_llseek,
 };

@@ -5,10 +5,13 @@
  *   mount -t bpfstash none /sys/fs/bpfstash
  *
  * One global instance (the store is global), which only the initial user
- * namespace's CAP_SYS_ADMIN can mount.  Mounting activates the store and
- * unmounting drops every entry.  The root lists one directory per entry,
- * named by its hash in hex, plus "stats".  Nothing can be created, renamed
- * or changed; rmdir deletes an entry whose program is gone.
+ * namespace's CAP_SYS_ADMIN can mount.  The filesystem is a view: the
+ * store runs from its start (bpfstash= at boot, "on" written to the
+ * control file, or else the first mount) until "off" is written to the
+ * control file, and unmounting drops nothing.  The root lists one
+ * directory per entry, named by its hash in hex, plus "stats" and
+ * "control".  Nothing can be created, renamed or changed; rmdir deletes an
+ * entry whose program is gone.
  *
  * Dentries and inodes are made on lookup and are reclaimable: the store,
  * not the dcache, holds the entries, so an entry costs no inode until it
@@ -35,14 +38,14 @@
 
 #define BPFSTASH_DEFAULT_MODE	0700
 
+/* The view's options; size= and max_entries= are the store's limits. */
 struct bpfstash_fs_info {
 	kuid_t uid;
 	kgid_t gid;
 	umode_t mode;
-	u64 max_bytes;
-	u32 max_entries;
+	u64 max_bytes;		/* size= if given, or 0 */
+	u32 max_entries;	/* max_entries= if given, or 0 */
 	unsigned int opts;	/* the options given, as BIT(Opt_*) */
-	bool activated;		/* this superblock activated the store */
 };
 
 enum {
@@ -118,7 +121,8 @@ static void bpfstash_apply_options(struct super_block *sb, bool remount)
 	if (!remount || fsi->opts & BIT(Opt_gid))
 		root->i_gid = fsi->gid;
 	inode_unlock(root);
-	bpfstash_store_set_limits(fsi->max_bytes, fsi->max_entries);
+	if (remount)
+		bpfstash_store_set_limits(fsi->max_bytes, fsi->max_entries);
 }
 
 static int bpfstash_reconfigure(struct fs_context *fc)
@@ -134,10 +138,9 @@ static int bpfstash_reconfigure(struct fs_context *fc)
 		cur->gid = new->gid;
 	if (new->opts & BIT(Opt_mode))
 		cur->mode = new->mode;
-	if (new->opts & BIT(Opt_size))
-		cur->max_bytes = new->max_bytes;
-	if (new->opts & BIT(Opt_max_entries))
-		cur->max_entries = new->max_entries;
+	/* Limits not given are 0: the store keeps its own. */
+	cur->max_bytes = new->max_bytes;
+	cur->max_entries = new->max_entries;
 	cur->opts = new->opts;
 	bpfstash_apply_options(sb, true);
 	return 0;
@@ -146,6 +149,7 @@ static int bpfstash_reconfigure(struct fs_context *fc)
 static int bpfstash_show_options(struct seq_file *m, struct dentry *root)
 {
 	struct bpfstash_fs_info *fsi = root->d_sb->s_fs_info;
+	struct bpfstash_stats st;
 
 	if (!uid_eq(fsi->uid, GLOBAL_ROOT_UID))
 		seq_printf(m, ",uid=%u", from_kuid_munged(&init_user_ns, fsi->uid));
@@ -153,10 +157,12 @@ static int bpfstash_show_options(struct seq_file *m, struct dentry *root)
 		seq_printf(m, ",gid=%u", from_kgid_munged(&init_user_ns, fsi->gid));
 	if (fsi->mode != BPFSTASH_DEFAULT_MODE)
 		seq_printf(m, ",mode=%o", fsi->mode);
-	if (fsi->max_bytes != BPFSTASH_DEFAULT_MAX_BYTES)
-		seq_printf(m, ",size=%llu", fsi->max_bytes);
-	if (fsi->max_entries != BPFSTASH_DEFAULT_MAX_ENTRIES)
-		seq_printf(m, ",max_entries=%u", fsi->max_entries);
+	/* The limits the store runs with, however they were set. */
+	bpfstash_store_get_stats(&st);
+	if (st.max_bytes != BPFSTASH_DEFAULT_MAX_BYTES)
+		seq_printf(m, ",size=%llu", st.max_bytes);
+	if (st.max_entries != BPFSTASH_DEFAULT_MAX_ENTRIES)
+		seq_printf(m, ",max_entries=%u", st.max_entries);
 	return 0;
 }
 
@@ -368,6 +374,17 @@ static struct dentry *bpfstash_root_lookup(struct inode *dir, struct dentry *den
 		inode->i_fop = &bpfstash_stats_fops;
 		return d_splice_alias(inode, dentry);
 	}
+	if (dentry->d_name.len == 7 && !memcmp(dentry->d_name.name, "control", 7)) {
+		/* root's, whatever uid= and gid= say: it starts and stops the store. */
+		inode = bpfstash_new_inode(sb, BPFSTASH_CONTROL_INO, S_IFREG | 0600);
+		if (!inode)
+			return ERR_PTR(-ENOMEM);
+		inode->i_uid = GLOBAL_ROOT_UID;
+		inode->i_gid = GLOBAL_ROOT_GID;
+		inode->i_op = &bpfstash_stats_iops;
+		inode->i_fop = &bpfstash_control_fops;
+		return d_splice_alias(inode, dentry);
+	}
 
 	if (bpfstash_parse_name(&dentry->d_name, hash))
 		return d_splice_alias(NULL, dentry);
@@ -403,14 +420,19 @@ static int bpfstash_root_iterate(struct file *file, struct dir_context *ctx)
 			return 0;
 		ctx->pos++;
 	}
-	/* Positions from 3 on are listing indexes, which deletion leaves stable. */
-	index = ctx->pos - 3;
+	if (ctx->pos == 3) {
+		if (!dir_emit(ctx, "control", 7, BPFSTASH_CONTROL_INO, DT_REG))
+			return 0;
+		ctx->pos++;
+	}
+	/* Positions from 4 on are listing indexes, which deletion leaves stable. */
+	index = ctx->pos - 4;
 	while ((e = bpfstash_entry_next(&index))) {
 		u64 ino = BPFSTASH_ENTRY_INO(e->index);
 
 		bin2hex(name, e->meta.hash, BPFSTASH_HASH_SIZE);
 		bpfstash_entry_put(e);
-		ctx->pos = index + 3;
+		ctx->pos = index + 4;
 		if (!dir_emit(ctx, name, BPFSTASH_HASH_SIZE * 2, ino, DT_DIR))
 			return 0;
 		ctx->pos++;
@@ -464,12 +486,20 @@ static const struct file_operations bpfstash_root_fops = {
 };
 
 /*
- * Entries appear without the VFS knowing: a cached negative dentry may be
- * stale by the next lookup, so never trust one.
+ * Entries appear and, when the store stops, go without the VFS knowing: a
+ * cached negative dentry may be stale by the next lookup, so never trust
+ * one, nor the directory of an entry that is no longer stored.
  */
 static int bpfstash_d_revalidate(struct dentry *dentry, unsigned int flags)
 {
-	return d_really_is_positive(dentry);
+	struct inode *inode = d_inode_rcu(dentry);
+
+	if (!inode)
+		return 0;
+	if (S_ISDIR(inode->i_mode) && inode->i_private &&
+	    !bpfstash_entry_stored(bpfstash_inode_entry(inode)))
+		return 0;
+	return 1;
 }
 
 static const struct dentry_operations bpfstash_dentry_ops = {
@@ -481,7 +511,6 @@ static int bpfstash_fill_super(struct super_block *sb, struct fs_context *fc)
 	/* sget_fc() handed the options over to the superblock. */
 	struct bpfstash_fs_info *fsi = sb->s_fs_info;
 	struct inode *root;
-	int err;
 
 	sb->s_maxbytes = MAX_LFS_FILESIZE;
 	sb->s_blocksize = PAGE_SIZE;
@@ -500,19 +529,12 @@ static int bpfstash_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_root = d_make_root(root);
 	if (!sb->s_root)
 		return -ENOMEM;
-
-	err = bpfstash_store_activate(fsi->max_bytes, fsi->max_entries);
-	if (err) {
-		if (err != -EBUSY)
-			errorfc(fc, "cannot start the store: %pe", ERR_PTR(err));
-		return err;
-	}
-	fsi->activated = true;
 	return 0;
 }
 
 static int bpfstash_get_tree(struct fs_context *fc)
 {
+	struct bpfstash_fs_info *given;
 	int err;
 
 	err = security_locked_down(LOCKDOWN_BPF_READ_KERNEL);
@@ -525,9 +547,14 @@ static int bpfstash_get_tree(struct fs_context *fc)
 	 * A second mount of the one instance keeps the options in @fc
 	 * (sget_fc() moves them to a new superblock only): apply them.
 	 */
+	given = fc->s_fs_info ?: fc->root->d_sb->s_fs_info;
 	if (fc->s_fs_info)
-		return bpfstash_reconfigure(fc);
-	return 0;
+		bpfstash_reconfigure(fc);
+	/* Start the store if nothing did; otherwise apply the limits given. */
+	err = bpfstash_store_start(given->max_bytes, given->max_entries);
+	if (err)
+		errorfc(fc, "cannot start the store: %pe", ERR_PTR(err));
+	return err;
 }
 
 static void bpfstash_free_fc(struct fs_context *fc)
@@ -552,27 +579,17 @@ static int bpfstash_init_fs_context(struct fs_context *fc)
 	fsi->uid = GLOBAL_ROOT_UID;
 	fsi->gid = GLOBAL_ROOT_GID;
 	fsi->mode = BPFSTASH_DEFAULT_MODE;
-	fsi->max_bytes = BPFSTASH_DEFAULT_MAX_BYTES;
-	fsi->max_entries = BPFSTASH_DEFAULT_MAX_ENTRIES;
 	fc->s_fs_info = fsi;
 	fc->ops = &bpfstash_context_ops;
 	return 0;
 }
 
+/* The store goes on without its view: evicting the inodes drops only their references. */
 static void bpfstash_kill_sb(struct super_block *sb)
 {
 	struct bpfstash_fs_info *fsi = sb->s_fs_info;
 
-	/*
-	 * Deactivate first: once kill_anon_super() has taken the superblock
-	 * off the list, a new mount may activate the store again.
-	 */
-	if (fsi && fsi->activated)
-		bpfstash_store_deactivate();
-	/* Evicting the inodes drops their entries: then wait for the frees. */
 	kill_anon_super(sb);
-	if (fsi && fsi->activated)
-		bpfstash_store_drain();
 	kfree(fsi);
 }
 

@@ -6,13 +6,14 @@
 #include <linux/fs.h>
 
 /*
- * Inode numbers: 1 is the root, 2 the stats file, and each entry owns a
- * block of BPFSTASH_INO_STRIDE numbers from its listing index: the
- * directory, then its files in bpfstash_files[] order.  Fixed numbers make
- * `ls -i` and find(1) stable across dentry reclaim.
+ * Inode numbers: 1 is the root, 2 the stats file, 3 the control file, and
+ * each entry owns a block of BPFSTASH_INO_STRIDE numbers from its listing
+ * index: the directory, then its files in bpfstash_files[] order.  Fixed
+ * numbers make `ls -i` and find(1) stable across dentry reclaim.
  */
 #define BPFSTASH_ROOT_INO	1
 #define BPFSTASH_STATS_INO	2
+#define BPFSTASH_CONTROL_INO	3
 #define BPFSTASH_INO_STRIDE	16
 #define BPFSTASH_ENTRY_INO(index) (((u64)(index) + 1) * BPFSTASH_INO_STRIDE)
 
@@ -26,6 +27,7 @@ struct bpfstash_file {
 extern const struct bpfstash_file bpfstash_files[];
 extern const unsigned int bpfstash_nr_files;
 extern const struct file_operations bpfstash_stats_fops;
+extern const struct file_operations bpfstash_control_fops;
 
 /* The entry an inode of an entry directory shows (the inode holds a ref). */
 static inline struct bpfstash_entry *bpfstash_inode_entry(const struct inode *inode)

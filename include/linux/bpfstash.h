@@ -118,14 +118,14 @@ struct bpfstash_entry {
 struct bpfstash_stats {
 	u64 bytes;		/* held by stored entries and their blobs */
 	u64 max_bytes;		/* size= */
-	u64 peak_bytes;		/* high-water mark of @bytes since mount */
+	u64 peak_bytes;		/* high-water mark of @bytes since the start */
 	u32 entries;		/* stored entries */
 	u32 max_entries;	/* max_entries= */
 	u32 live_entries;	/* entries whose program is loaded */
 	u32 blobs;		/* distinct blobs */
 	u64 considered;		/* programs seen: stored + refused_* */
 	u64 stored;
-	u64 preexisting;	/* of @stored, loaded before the mount */
+	u64 preexisting;	/* of @stored, loaded before the start */
 	u64 reloaded;		/* of @stored, identical to an unloaded entry */
 	u64 refused_full;
 	u64 refused_nomem;
@@ -137,6 +137,15 @@ struct bpfstash_stats {
 	u64 hashed_bytes;	/* bytes hashed on the load path, names included */
 	u64 hook_ns;		/* time spent in the load hook, all programs */
 	u64 hash_ns;		/* of which hashing blobs */
+};
+
+/* What the bpfstash= boot parameter and the control file say. */
+struct bpfstash_control {
+	int on;			/* 1 "on", 0 "off", -1 neither */
+	u64 max_bytes;		/* size=, or 0 */
+	u32 max_entries;	/* max_entries=, or 0 */
+	const char *bad;	/* on error: the word refused... */
+	const char *why;	/* ...and why */
 };
 
 /* Defaults for size= and max_entries=. */
@@ -151,9 +160,11 @@ void __bpfstash_prog_load(struct bpf_prog *prog);
 void __bpfstash_prog_unload(struct bpf_prog *prog);
 
 /* The store, for fs/bpfstash/.  Entries are returned with a reference. */
-int bpfstash_store_activate(u64 max_bytes, u32 max_entries);
+int bpfstash_store_start(u64 max_bytes, u32 max_entries);
+bool bpfstash_store_stop(void);
+bool bpfstash_store_running(void);
+int bpfstash_parse_control(char *s, struct bpfstash_control *c);
 void bpfstash_store_set_limits(u64 max_bytes, u32 max_entries);
-void bpfstash_store_deactivate(void);
 void bpfstash_store_drain(void);
 void bpfstash_store_get_stats(struct bpfstash_stats *stats);
 struct bpfstash_entry *bpfstash_entry_lookup(const u8 *hash);
@@ -171,6 +182,11 @@ static inline bool bpfstash_entry_live(const struct bpfstash_entry *e)
 	return test_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
 }
 
+static inline bool bpfstash_entry_stored(const struct bpfstash_entry *e)
+{
+	return test_bit(BPFSTASH_ENTRY_STORED, &e->flags);
+}
+
 static inline u32 bpfstash_blob_size(const struct bpfstash_entry *e, int id)
 {
 	return e->blobs[id] ? e->blobs[id]->size : 0;
@@ -186,7 +202,7 @@ const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len)
  *
  * Called from bpf_prog_load() after the program became public and before
  * its fd is installed, in process context with no locks held.  Costs a
- * static branch while no bpfstash filesystem is mounted.
+ * static branch while the store is stopped.
  */
 static inline void bpfstash_prog_load(struct bpf_prog *prog)
 {

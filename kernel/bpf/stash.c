@@ -2,8 +2,8 @@
 /*
  * bpfstash: the store.
  *
- * While a bpfstash filesystem is mounted, every eBPF program that is JITed
- * and gets a kallsyms entry is snapshotted when bpf_prog_load() makes it
+ * While the store runs, every eBPF program that is JITed and gets a
+ * kallsyms entry is snapshotted when bpf_prog_load() makes it
  * public: the JITed image of each function with its address, length and
  * kallsyms name, the jited line info as (function, offset), the BTF line
  * and func info and the raw BTF, and the metadata that
@@ -19,9 +19,12 @@
  *   When the store is full it refuses and counts; it never evicts, which is
  *   policy and belongs to userspace (bpfstash-gc).
  *
- * - Nothing is stored while no bpfstash filesystem is mounted, and the load
- *   hook then costs one static branch.  Mounting stores the programs that
- *   are already loaded; unmounting drops every entry.
+ * - The store runs from when it is started (the bpfstash= boot parameter,
+ *   the filesystem's "control" file, or the first mount if neither did)
+ *   until it is stopped (the control file); the filesystem is only its
+ *   view, and unmounting it drops nothing.  While the store is stopped the
+ *   load hook costs one static branch.  Starting it stores the programs
+ *   that are already loaded; stopping it drops every entry.
  *
  * - The unload hook may run in softirq context: it only writes the unload
  *   time and clears a bit (under a seqlock, bottom halves off) and drops a
@@ -54,6 +57,8 @@
 #include <linux/cred.h>
 #include <linux/error-injection.h>
 #include <linux/filter.h>
+#include <linux/init.h>
+#include <linux/kstrtox.h>
 #include <linux/log2.h>
 #include <linux/memcontrol.h>
 #include <linux/mutex.h>
@@ -63,6 +68,7 @@
 #include <linux/seqlock.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/unaligned.h>
 #include <linux/vmalloc.h>
@@ -74,13 +80,13 @@
 
 DEFINE_STATIC_KEY_FALSE(bpfstash_active);
 
-/* Frees entries; flushed at unmount so that memory is back when it returns. */
+/* Frees entries; flushed when the store stops, so that memory is back then. */
 static struct workqueue_struct *bpfstash_wq;
 static struct kmem_cache *bpfstash_entry_cache;
 
 /*
  * Allocations on the load path: charged to the memory cgroup of whoever
- * mounted the stash (see bpfstash_charge_begin()), never retried hard,
+ * started the store (see bpfstash_charge_begin()), never retried hard,
  * never warned about: failing is a counted, normal outcome.
  */
 #define BPFSTASH_GFP	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN)
@@ -129,11 +135,16 @@ static struct bpfstash_store {
 	atomic64_t hash_ns;
 } store = {
 	.lock = __MUTEX_INITIALIZER(store.lock),
+	/* bpfstash_store_stop() sets them back to the defaults below. */
 	.state = __SEQLOCK_UNLOCKED(store.state),
 	.index = XARRAY_INIT(store.index, XA_FLAGS_ALLOC),
 	.max_bytes = BPFSTASH_DEFAULT_MAX_BYTES,
 	.max_entries = BPFSTASH_DEFAULT_MAX_ENTRIES,
 };
+
+/* The limits a start without limits gets: built in, or from bpfstash=. */
+static u64 bpfstash_default_max_bytes = BPFSTASH_DEFAULT_MAX_BYTES;
+static u32 bpfstash_default_max_entries = BPFSTASH_DEFAULT_MAX_ENTRIES;
 
 static const struct rhashtable_params bpfstash_entry_params = {
 	.key_len	= BPFSTASH_HASH_SIZE,
@@ -177,7 +188,7 @@ static size_t bpfstash_alloc_size(size_t bytes)
  * every profiler, debuginfod and shell can recompute.  On x86 CPUs without
  * SHA-NI the AVX2 code is 1.4x slower than the BLAKE2s library would be.
  *
- * The tfm is allocated at the first mount (modules can be loaded then) and
+ * The tfm is allocated at the first start (modules can be loaded then) and
  * kept: the hook needs no reference, and sha256 holds no key.
  */
 static struct crypto_shash *bpfstash_sha256;
@@ -417,7 +428,7 @@ static bool bpfstash_over_limits(u64 bytes, u64 add_bytes, u64 max_bytes,
 	return add_bytes > max_bytes || bytes > max_bytes - add_bytes;
 }
 
-/* Charging: the mounter's memcg, as a BPF map charges its creator's. */
+/* Charging: the memcg of whoever started the store, as a BPF map charges its creator's. */
 static struct mem_cgroup *bpfstash_charge_begin(struct mem_cgroup **old)
 {
 	struct mem_cgroup *memcg = NULL;
@@ -1440,7 +1451,7 @@ static struct bpfstash_entry *bpfstash_prog_entry(struct bpf_prog *prog)
 {
 	struct bpfstash_entry *e;
 
-	/* Entries are freed after a grace period; unmount may detach this one. */
+	/* Entries are freed after a grace period; stopping may detach this one. */
 	rcu_read_lock();
 	e = READ_ONCE(prog->aux->stash);
 	if (e && !refcount_inc_not_zero(&e->ref))
@@ -1452,7 +1463,7 @@ static struct bpfstash_entry *bpfstash_prog_entry(struct bpf_prog *prog)
 /*
  * Store @prog.  Returns the PERF_RECORD_MMAP3 flags that describe the
  * outcome, with *@e set to the entry (with a reference) when it has one:
- * a program the mount-time walk stored first still gets its records.
+ * a program the start's walk stored first still gets its records.
  * Returns -ENOENT when the program is not one the stash may show, or the
  * stash went away, in which case no record is due.
  */
@@ -1506,12 +1517,12 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 		*out = e;
 		return PERF_RECORD_MMAP3_STASHED;
 	case -EEXIST:
-		/* Stored meanwhile by the mount-time walk: not a new program. */
+		/* Stored meanwhile by the start's walk: not a new program. */
 		atomic64_dec(&store.considered);
 		*out = preexisting ? NULL : bpfstash_prog_entry(prog);
 		return *out ? PERF_RECORD_MMAP3_STASHED : -ENOENT;
 	case -ENODEV:
-		/* Unmounted meanwhile. */
+		/* Stopped meanwhile. */
 		atomic64_dec(&store.considered);
 		return -ENOENT;
 	case -ENOSPC:
@@ -1578,8 +1589,8 @@ void bpfstash_entry_state(const struct bpfstash_entry *e, struct bpfstash_meta *
 }
 
 /*
- * Detach the entries of loaded programs (at unmount), or store the loaded
- * programs that have none (at mount), walking the program IDR.
+ * Detach the entries of loaded programs (at stop), or store the loaded
+ * programs that have none (at start), walking the program IDR.
  */
 static void bpfstash_walk_progs(bool store_them)
 {
@@ -1613,18 +1624,19 @@ static void bpfstash_walk_progs(bool store_them)
 }
 
 /**
- * bpfstash_store_activate - start storing programs (at mount)
- * @max_bytes: size= limit
- * @max_entries: max_entries= limit
+ * bpfstash_store_activate - start storing programs
+ * @max_bytes: size= limit, or 0 to keep the current one
+ * @max_entries: max_entries= limit, or 0 to keep the current one
  *
  * Stores every program that is already loaded, so that nothing loaded
- * before the mount is missing.  New allocations are charged to the
- * caller's memory cgroup.
+ * before the start is missing.  New allocations are charged to the
+ * caller's memory cgroup.  Callers other than tests go through
+ * bpfstash_store_start().
  *
  * Return: 0, -EBUSY if the store is already active, or the error of
  * allocating the SHA-256 transform.
  */
-int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
+static int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
 {
 	struct mem_cgroup *memcg = NULL;
 	int err;
@@ -1637,11 +1649,13 @@ int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
 		mutex_unlock(&store.lock);
 		return -EBUSY;
 	}
-	store.active = true;
-	store.max_bytes = max_bytes;
-	store.max_entries = max_entries;
+	WRITE_ONCE(store.active, true);
+	if (max_bytes)
+		store.max_bytes = max_bytes;
+	if (max_entries)
+		store.max_entries = max_entries;
 	store.peak_bytes = store.bytes;
-	/* Counters describe this mount. */
+	/* Counters describe this run of the store. */
 	atomic64_set(&store.considered, 0);
 	atomic64_set(&store.stored, 0);
 	atomic64_set(&store.preexisting, 0);
@@ -1674,27 +1688,32 @@ int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
 }
 
 /**
- * bpfstash_store_set_limits - change size= and max_entries= (at remount)
- * @max_bytes: the new size= limit
- * @max_entries: the new max_entries= limit
+ * bpfstash_store_set_limits - change size= and max_entries=
+ * @max_bytes: the new size= limit, or 0 to keep the current one
+ * @max_entries: the new max_entries= limit, or 0 to keep the current one
  *
  * Lowering a limit below what is stored refuses new entries until
- * bpfstash-gc has deleted enough; nothing is evicted.
+ * bpfstash-gc has deleted enough; nothing is evicted.  The limits of a
+ * stopped store are those its next start gets, unless that gives its own.
  */
 void bpfstash_store_set_limits(u64 max_bytes, u32 max_entries)
 {
 	mutex_lock(&store.lock);
-	store.max_bytes = max_bytes;
-	store.max_entries = max_entries;
+	if (max_bytes)
+		store.max_bytes = max_bytes;
+	if (max_entries)
+		store.max_entries = max_entries;
 	mutex_unlock(&store.lock);
 }
 
 /**
- * bpfstash_store_deactivate - stop storing and drop every entry (unmount)
+ * bpfstash_store_deactivate - stop storing and drop every entry
  *
- * Entries still open keep their data until the last file is closed.
+ * Entries still open keep their data until the last file is closed.  The
+ * limits go back to their defaults.  Callers other than tests go through
+ * bpfstash_store_stop().
  */
-void bpfstash_store_deactivate(void)
+static void bpfstash_store_deactivate(void)
 {
 	struct bpfstash_entry *e;
 	unsigned long index;
@@ -1703,7 +1722,9 @@ void bpfstash_store_deactivate(void)
 	static_branch_disable(&bpfstash_active);
 
 	mutex_lock(&store.lock);
-	store.active = false;
+	WRITE_ONCE(store.active, false);
+	store.max_bytes = bpfstash_default_max_bytes;
+	store.max_entries = bpfstash_default_max_entries;
 	xa_for_each(&store.index, index, e) {
 		xa_erase(&store.index, index);
 		rhashtable_remove_fast(&store.entries, &e->node, bpfstash_entry_params);
@@ -1731,14 +1752,183 @@ void bpfstash_store_deactivate(void)
  *
  * Entries are freed after a grace period, by a work item: after the
  * store and the filesystem's inodes let go of them, this waits for that,
- * so that unmounting returns the memory.  Entries of files still open are
- * freed when they are closed.
+ * so that stopping the store returns the memory.  Entries of files still
+ * open are freed when they are closed.
  */
 void bpfstash_store_drain(void)
 {
 	rcu_barrier();
 	flush_workqueue(bpfstash_wq);
 }
+
+/* Serialises starting and stopping, whoever asks (boot, control, mount). */
+static DEFINE_MUTEX(bpfstash_control_lock);
+
+/**
+ * bpfstash_store_start - start the store, or change the limits it runs with
+ * @max_bytes: size=, or 0 for the current limit
+ * @max_entries: max_entries=, or 0 for the current limit
+ *
+ * The bpfstash= boot parameter, a write of "on" to the control file and
+ * the first mount all come here: whichever comes first starts the store,
+ * and the others only change the limits they give.
+ *
+ * Return: 0, or the error of allocating the SHA-256 transform.
+ */
+int bpfstash_store_start(u64 max_bytes, u32 max_entries)
+{
+	int err;
+
+	mutex_lock(&bpfstash_control_lock);
+	err = bpfstash_store_activate(max_bytes, max_entries);
+	if (err == -EBUSY) {
+		bpfstash_store_set_limits(max_bytes, max_entries);
+		err = 0;
+	}
+	mutex_unlock(&bpfstash_control_lock);
+	return err;
+}
+
+/**
+ * bpfstash_store_stop - stop the store and drop every entry
+ *
+ * The filesystem's cached inodes still hold the entries they show: the
+ * caller prunes them and then waits with bpfstash_store_drain().
+ *
+ * Return: true if the store was running.
+ */
+bool bpfstash_store_stop(void)
+{
+	bool running;
+
+	mutex_lock(&bpfstash_control_lock);
+	running = READ_ONCE(store.active);
+	if (running)
+		bpfstash_store_deactivate();
+	mutex_unlock(&bpfstash_control_lock);
+	return running;
+}
+
+/**
+ * bpfstash_store_running - whether programs are being stored
+ */
+bool bpfstash_store_running(void)
+{
+	return READ_ONCE(store.active);
+}
+
+/**
+ * bpfstash_parse_control - parse the words of bpfstash= and of the control file
+ * @s: "on", "off", "size=SIZE" (K, M, G allowed) and "max_entries=N",
+ *     separated by commas or white space; modified
+ * @c: filled in: @c->on is 1, 0, or -1 if neither was given; a limit not
+ *     given is 0
+ *
+ * Return: 0, or -EINVAL with @c->bad pointing at the word refused and
+ * @c->why saying why.
+ */
+int bpfstash_parse_control(char *s, struct bpfstash_control *c)
+{
+	char *w, *end;
+
+	memset(c, 0, sizeof(*c));
+	c->on = -1;
+	while ((w = strsep(&s, ", \t\n"))) {
+		if (!*w)
+			continue;
+		c->bad = w;
+		if (!strcmp(w, "on") || !strcmp(w, "off")) {
+			int on = w[1] == 'n';
+
+			if (c->on >= 0 && c->on != on) {
+				c->why = "on and off at once";
+				return -EINVAL;
+			}
+			c->on = on;
+		} else if (str_has_prefix(w, "size=")) {
+			c->max_bytes = memparse(w + 5, &end);
+			if (end == w + 5 || *end) {
+				c->why = "not a size in bytes (K, M, G allowed)";
+				return -EINVAL;
+			}
+			if (!c->max_bytes) {
+				c->why = "would refuse every program";
+				return -EINVAL;
+			}
+		} else if (str_has_prefix(w, "max_entries=")) {
+			if (kstrtou32(w + 12, 10, &c->max_entries)) {
+				c->why = "not a number of entries";
+				return -EINVAL;
+			}
+			if (!c->max_entries) {
+				c->why = "would refuse every program";
+				return -EINVAL;
+			}
+		} else {
+			c->why = "unknown (on, off, size=, max_entries=)";
+			return -EINVAL;
+		}
+	}
+	if (c->on == 0 && (c->max_bytes || c->max_entries)) {
+		c->bad = "off";
+		c->why = "stopping takes no limits";
+		return -EINVAL;
+	}
+	c->bad = NULL;
+	return 0;
+}
+
+static bool bpfstash_boot_on __initdata;
+
+/*
+ * bpfstash=on,size=64M,max_entries=65536: start the store before the first
+ * program is loaded.  The limits also become the defaults that a start
+ * without limits gets.  A bad value is refused whole, with a message, and
+ * the boot goes on.
+ */
+static int __init bpfstash_setup(char *str)
+{
+	struct bpfstash_control c;
+	char buf[96];
+
+	if (strscpy(buf, str, sizeof(buf)) < 0) {
+		pr_err("bpfstash: bpfstash=%s: too long; ignored\n", str);
+		return 1;
+	}
+	if (bpfstash_parse_control(buf, &c)) {
+		pr_err("bpfstash: bpfstash=%s: %s: %s; ignored\n", str, c.bad, c.why);
+		return 1;
+	}
+	if (c.on >= 0)
+		bpfstash_boot_on = c.on;
+	if (c.max_bytes)
+		bpfstash_default_max_bytes = store.max_bytes = c.max_bytes;
+	if (c.max_entries)
+		bpfstash_default_max_entries = store.max_entries = c.max_entries;
+	return 1;
+}
+__setup("bpfstash=", bpfstash_setup);
+
+/*
+ * Userspace loads its first program after the initcalls, and the few the
+ * kernel loads itself are stored by the start's walk of the loaded ones.
+ * At late_initcall, built-in SHA-256 drivers have registered.
+ */
+static int __init bpfstash_boot_start(void)
+{
+	int err;
+
+	if (!bpfstash_boot_on)
+		return 0;
+	err = bpfstash_store_start(0, 0);
+	if (err)
+		pr_err("bpfstash: cannot start the store at boot: %pe\n", ERR_PTR(err));
+	else
+		pr_info("bpfstash: storing programs from boot (size=%llu max_entries=%u)\n",
+			store.max_bytes, store.max_entries);
+	return 0;
+}
+late_initcall(bpfstash_boot_start);
 
 /**
  * bpfstash_entry_lookup - find a stored entry by its hash

@@ -186,8 +186,9 @@ static void bpfstash_test_limits(struct kunit *test)
 
 /*
  * The store itself: a fake program per entry, so that the tests do not
- * depend on the verifier or the JIT.  They run at boot, before anything
- * can mount the filesystem, and leave the store inactive and empty.
+ * depend on the verifier or the JIT.  They run at boot, before userspace
+ * can start the store, and leave it stopped and empty; if bpfstash=on
+ * started it, they skip rather than drop what it holds.
  */
 struct bpfstash_test_prog {
 	struct bpf_prog prog;
@@ -243,6 +244,8 @@ static void bpfstash_test_store(struct kunit *test)
 	u64 one_btf;
 	int err;
 
+	if (bpfstash_store_running())
+		kunit_skip(test, "the store was started at boot (bpfstash=on)");
 	KUNIT_ASSERT_EQ(test, bpfstash_store_activate(1 << 20, 2), 0);
 	KUNIT_EXPECT_EQ(test, bpfstash_store_activate(1 << 20, 2), -EBUSY);
 
@@ -319,7 +322,7 @@ static void bpfstash_test_store(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->meta.hash), -ENOENT);
 	KUNIT_EXPECT_NULL(test, bpfstash_entry_lookup(e1->meta.hash));
 
-	/* Unmount drops the rest, including the loaded program's entry. */
+	/* Stopping drops the rest, including the loaded program's entry. */
 	bpfstash_store_deactivate();
 	/* The fake program is not in the IDR: let go of it by hand. */
 	__bpfstash_prog_unload(p2);
@@ -357,6 +360,8 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, bpfstash_blob_seen_key(one, size),
 			bpfstash_blob_seen_key(other, size));
 
+	if (bpfstash_store_running())
+		kunit_skip(test, "the store was started at boot (bpfstash=on)");
 	KUNIT_ASSERT_EQ(test, bpfstash_store_activate(1 << 20, 10), 0);
 	e = bpfstash_entry_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, e);
@@ -654,6 +659,64 @@ static void bpfstash_test_funcs_pieces(struct kunit *test)
 	}
 }
 
+/* The words of bpfstash= and of the control file. */
+struct bpfstash_control_case {
+	const char *s;
+	int err, on;
+	u64 max_bytes;
+	u32 max_entries;
+	const char *bad;
+};
+
+static const struct bpfstash_control_case bpfstash_control_cases[] = {
+	{ "on", 0, 1 },
+	{ "off", 0, 0 },
+	{ "", 0, -1 },
+	{ "on,size=64M,max_entries=1000", 0, 1, 64 << 20, 1000 },
+	{ "on size=4096\n", 0, 1, 4096 },
+	{ "size=1G", 0, -1, 1ULL << 30 },
+	{ " max_entries=7 , on ", 0, 1, 0, 7 },
+	{ "on,on", 0, 1 },
+	{ "On", -EINVAL, 0, 0, 0, "On" },
+	{ "on,off", -EINVAL, 0, 0, 0, "off" },
+	{ "off,size=1M", -EINVAL, 0, 0, 0, "off" },
+	{ "on,size=", -EINVAL, 0, 0, 0, "size=" },
+	{ "on,size=abc", -EINVAL, 0, 0, 0, "size=abc" },
+	{ "size=12Q", -EINVAL, 0, 0, 0, "size=12Q" },
+	{ "size=0", -EINVAL, 0, 0, 0, "size=0" },
+	{ "max_entries=0", -EINVAL, 0, 0, 0, "max_entries=0" },
+	{ "max_entries=-1", -EINVAL, 0, 0, 0, "max_entries=-1" },
+	{ "max_entries=4294967296", -EINVAL, 0, 0, 0, "max_entries=4294967296" },
+	{ "on;size=1M", -EINVAL, 0, 0, 0, "on;size=1M" },
+};
+
+static void bpfstash_control_desc(const struct bpfstash_control_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "\"%s\"", c->s);
+}
+
+KUNIT_ARRAY_PARAM(bpfstash_control, bpfstash_control_cases, bpfstash_control_desc);
+
+static void bpfstash_test_control(struct kunit *test)
+{
+	const struct bpfstash_control_case *want = test->param_value;
+	struct bpfstash_control c;
+	char *s = kunit_kstrdup(test, want->s, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_EQ(test, bpfstash_parse_control(s, &c), want->err);
+	if (want->err) {
+		KUNIT_ASSERT_NOT_NULL(test, c.bad);
+		KUNIT_EXPECT_STREQ(test, c.bad, want->bad);
+		KUNIT_EXPECT_NOT_NULL(test, c.why);
+		return;
+	}
+	KUNIT_EXPECT_NULL(test, c.bad);
+	KUNIT_EXPECT_EQ(test, c.on, want->on);
+	KUNIT_EXPECT_EQ(test, c.max_bytes, want->max_bytes);
+	KUNIT_EXPECT_EQ(test, c.max_entries, want->max_entries);
+}
+
 static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE(bpfstash_test_digest),
 	KUNIT_CASE(bpfstash_test_content_hash),
@@ -665,10 +728,11 @@ static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE(bpfstash_test_bytes_equal),
 	KUNIT_CASE(bpfstash_test_blob_pieces),
 	KUNIT_CASE(bpfstash_test_funcs_pieces),
+	KUNIT_CASE_PARAM(bpfstash_test_control, bpfstash_control_gen_params),
 	{}
 };
 
-/* The tests hash before any mount has set up the transform. */
+/* The tests hash before any start has set up the transform. */
 static int bpfstash_test_suite_init(struct kunit_suite *suite)
 {
 	return bpfstash_hash_setup();

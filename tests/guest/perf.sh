@@ -234,7 +234,8 @@ else
 	fail move_prepare "$(tail -n 3 archive.out gc.out | tr '\n' ' ')"
 fi
 # Programs the stash refuses: MMAP3 says so, KSYMBOL names them.
-umount $S && mount -t bpfstash -o max_entries=1 none $S || die refused "remount with max_entries=1"
+echo off > $S/control && umount $S && mount -t bpfstash -o max_entries=1 none $S ||
+	die refused "stop, then mount with max_entries=1"
 "$churn" -n 1 -m 1 -l /dev/null > /dev/null 2>&1	# the one entry allowed
 "$perf" record -a -e cpu-clock -o refused.data -- "$churn" -n 3 -m "$MS" -l /dev/null > refused.record 2>&1
 refused=$("$perf" script --show-mmap-events -i refused.data 2> /dev/null | grep -c "PERF_RECORD_MMAP3.*refused:full")
@@ -245,6 +246,7 @@ if [ "$refused" -ge 3 ] && [ "$named" -gt 0 ]; then
 else
 	fail refused "$refused refused records, $named samples named: $(tail -n 2 refused.record)"
 fi
+echo off > $S/control
 umount $S
 
 # Without a stash: no MMAP3 asked for, nor recorded; KSYMBOL still names.

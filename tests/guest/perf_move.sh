@@ -42,7 +42,7 @@ trap 'cd /; [ -n "$dpid" ] && kill $dpid 2> /dev/null; rm -rf $work' EXIT
 cd "$work" || exit 1
 
 # Another machine: no stash here.
-grep -q " $S bpfstash " /proc/mounts && umount $S
+grep -q " $S bpfstash " /proc/mounts && { echo off > $S/control; umount $S; }
 if grep -q " $S bpfstash " /proc/mounts; then
 	fail setup "a stash is mounted and cannot be unmounted"
 	exit 1

@@ -513,17 +513,17 @@ static void test_random_faults(void)
 	ASSERT_LE(stash_stat("entries"), 200, "within max_entries");
 	stash_umount();
 	ASSERT_OK(stash_mount(NULL), "remount");
-	ASSERT_EQ(stash_stat("bytes"), 0, "memory back after unmount");
+	ASSERT_EQ(stash_stat("bytes"), 0, "memory back after the stop");
 	stash_umount();
 }
 
 /*
- * Races: readers, loaders, a deleter and mount/unmount cycles at once.  A
+ * Races: readers, loaders, a deleter and mount/unmount cycles and stops at once.  A
  * read either fails at open or verifies against the hash: never torn.
  */
 struct race {
 	atomic_int stop;
-	atomic_int reads, verified, open_failed, torn, loads, deletes, cycles;
+	atomic_int reads, verified, open_failed, torn, loads, deletes, cycles, stops;
 };
 
 static void *race_reader(void *arg)
@@ -624,8 +624,14 @@ static void test_races(void)
 	pthread_create(&th[4], NULL, race_deleter, &r);
 	end = time(NULL) + seconds;
 	while (time(NULL) < end) {
-		/* Lazy unmount while everything runs, then mount again. */
+		/*
+		 * Lazy unmount while everything runs, then mount again;
+		 * every other time, stop the store first (the mount starts
+		 * it again).
+		 */
 		usleep(700 * 1000);
+		if (r.cycles % 2 == 0 && !stash_control("off"))
+			r.stops++;
 		if (!umount2(STASH_ROOT, MNT_DETACH))
 			r.cycles++;
 		usleep(100 * 1000);
@@ -634,12 +640,15 @@ static void test_races(void)
 	atomic_store(&r.stop, 1);
 	for (i = 0; i < 5; i++)
 		pthread_join(th[i], NULL);
-	test__note("%d s: %d reads (%d verified, %d gone at open), %d loads, %d deletes, %d unmounts",
-		   seconds, r.reads, r.verified, r.open_failed, r.loads, r.deletes, r.cycles);
+	test__note("%d s: %d reads (%d verified, %d gone at open), %d loads, %d deletes, "
+		   "%d unmounts, %d stops",
+		   seconds, r.reads, r.verified, r.open_failed, r.loads, r.deletes, r.cycles,
+		   r.stops);
 	ASSERT_EQ(r.torn, 0, "no torn or inconsistent read");
 	ASSERT_GT(r.verified, 0, "reads verified");
 	ASSERT_GT(r.deletes, 0, "deletes happened");
 	ASSERT_GT(r.cycles, 0, "unmounts happened");
+	ASSERT_GT(r.stops, 0, "stops happened");
 	stash_umount();
 	/* Every detached instance is gone once nothing uses it. */
 	usleep(200 * 1000);
@@ -1088,14 +1097,14 @@ static void test_hostile_load(void)
 			   stash_stat("bytes") >> 10, loader >> 10, full_p50[round],
 			   none_p50[round]);
 		stash_umount();
-		/* Unmounting gives the charge back (entries go after RCU). */
+		/* Stopping gives the charge back (entries go after RCU). */
 		for (n = 0; n < 40; n++) {
 			if (cg_kmem(CG_MOUNTER) - charged0 < charged / 4 + (4 << 10))
 				break;
 			usleep(50 * 1000);
 		}
 		ASSERT_LT(cg_kmem(CG_MOUNTER) - charged0, charged / 4 + (4 << 10),
-			  "uncharged at unmount");
+			  "uncharged at the stop");
 	}
 	ASSERT_EQ(cg_value(CG_LOADER, "memory.events", "oom_kill"), 0,
 		  "no OOM kill in the loader's cgroup");

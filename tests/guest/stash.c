@@ -2,8 +2,9 @@
 /*
  * The bpfstash store and filesystem, against the real kernel: entries are
  * what bpf_prog_get_info_by_fd() returns, byte for byte, they outlive their
- * programs, limits refuse and count, the namespace is read-only, and only
- * those who may see kernel addresses can read it.
+ * programs, limits refuse and count, the namespace is read-only, only
+ * those who may see kernel addresses can read it, and the store outlives
+ * its view: unmounting drops nothing, stopping drops everything.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -18,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/mount.h>
 #include <linux/seccomp.h>
@@ -283,7 +285,7 @@ static void test_entry_overhead(void)
 	stash_umount();
 }
 
-/* Mounting stores what was loaded before; unmounting drops everything. */
+/* Starting (here, mounting) stores what was loaded before; stopping drops everything. */
 static void test_preexisting_programs(void)
 {
 	char hex[41];
@@ -308,7 +310,7 @@ static void test_preexisting_programs(void)
 	close(fd);
 	stash_umount();
 	ASSERT_OK(stash_mount(NULL), "mount a third time");
-	ASSERT_EQ(stash_count(), 0, "unmount dropped every entry");
+	ASSERT_EQ(stash_count(), 0, "stopping dropped every entry");
 	ASSERT_EQ(stash_stat("bytes"), 0, "no bytes held");
 	stash_umount();
 }
@@ -749,6 +751,197 @@ static void test_classic_bpf_not_stashed(void)
 	stash_umount();
 }
 
+
+static __u32 prog_id_of(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+/* Load a program and close it: the id its entry names. */
+static __u32 load_and_close(const char *name)
+{
+	int fd = load_raw_prog(name);
+	__u32 id;
+
+	if (fd < 0)
+		return 0;
+	id = prog_id_of(fd);
+	close(fd);
+	return id;
+}
+
+/*
+ * The filesystem is a view of the store: unmounting it drops nothing, the
+ * store goes on storing while nothing is mounted, and every mount, second
+ * mount point and remount shows the same entries.
+ */
+static void test_view_detached_keeps_entries(void)
+{
+	const char *second = "/tmp/stash-second";
+	long long stored;
+	__u32 before, during;
+	char hex[41], hex2[41], path[128];
+	struct stat st;
+	int n;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	before = load_and_close("view_before");
+	if (!ASSERT_NEQ(before, 0, "load and close a program"))
+		goto out;
+	ASSERT_OK(stash_find_prog(before, hex), "its entry");
+	n = stash_count();
+
+	stash_detach();
+	ASSERT_FALSE(stash_mounted(), "unmounted");
+	during = load_and_close("view_during");
+	ASSERT_NEQ(during, 0, "load and close a program while nothing is mounted");
+
+	if (!ASSERT_OK(mount("none", STASH_ROOT, "bpfstash", 0, NULL), "mount again"))
+		goto out;
+	ASSERT_OK(stash_find_prog(before, hex), "the entry from before the unmount is still there");
+	ASSERT_OK(stash_find_prog(during, hex2), "the program of while it was unmounted is stored");
+	ASSERT_EQ(stash_count(), n + 1, "every entry, and one more");
+	stored = stash_stat("stored");
+	ASSERT_GE(stored, 2, "counters go on across the unmount");
+
+	ASSERT_OK(stash_remount("max_entries=1000"), "remount");
+	ASSERT_EQ(stash_count(), n + 1, "the same entries after a remount");
+	ASSERT_EQ(stash_stat("max_entries"), 1000, "the remount's limit applies");
+
+	mkdir(second, 0700);
+	if (ASSERT_OK(mount("none", second, "bpfstash", 0, NULL), "a second mount point")) {
+		snprintf(path, sizeof(path), "%s/%s/meta", second, hex2);
+		ASSERT_OK(stat(path, &st), "it shows the same entries");
+		ASSERT_EQ(stash_stat("max_entries"), 1000, "and leaves the limits alone");
+		ASSERT_OK(umount(second), "unmount the second");
+	}
+	ASSERT_OK(stash_find_prog(during, hex2), "the first still shows the entry");
+	ASSERT_EQ(stash_stat("stored"), stored, "and nothing was stored again");
+	check_stash_views("detached", 16);
+out:
+	stash_umount();
+}
+
+/* Whether @name is listed in the root. */
+static bool root_lists(const char *name)
+{
+	struct dirent *d;
+	bool found = false;
+	DIR *dir = opendir(STASH_ROOT);
+
+	while (dir && (d = readdir(dir)))
+		if (!strcmp(d->d_name, name))
+			found = true;
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+/* open(2) of the control file, in a child that is root with only @caps: 0 or errno. */
+static int control_open_as(__u64 caps, int flags)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd;
+
+		set_caps_only(caps);
+		fd = open(STASH_ROOT "/control", flags);
+		_exit(fd < 0 ? errno : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * The control file starts and stops the store and changes its limits;
+ * stopping drops every entry and the limits go back to their defaults;
+ * bad words are refused whole.
+ */
+static void test_control_start_stop(void)
+{
+	static const char *const bad[] = {
+		"bogus", "On", "size=abc", "size=12Q", "size=0", "max_entries=0",
+		"max_entries=-1", "max_entries=4294967296", "on,off", "off size=1M",
+		"on;size=1M",
+	};
+	char line[128], want[128], longw[200], hex[41];
+	__u32 closed_while_off, id;
+	struct stat st;
+	int fd = -1;
+	size_t i;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	ASSERT_TRUE(root_lists("control"), "the root lists control");
+	ASSERT_TRUE(root_lists("stats"), "and stats");
+	ASSERT_OK(stat(STASH_ROOT "/control", &st), "stat control");
+	ASSERT_EQ(st.st_mode & 07777, 0600, "control is 0600");
+	ASSERT_EQ(st.st_uid, 0, "and root's");
+	ASSERT_OK(stash_control_read(line, sizeof(line)), "read control");
+	ASSERT_STREQ(line, "on size=67108864 max_entries=65536", "on, with the default limits");
+
+	ASSERT_OK(stash_control("size=1M max_entries=10"), "change the limits");
+	ASSERT_OK(stash_control_read(line, sizeof(line)), "read control");
+	ASSERT_STREQ(line, "on size=1048576 max_entries=10", "the new limits");
+	ASSERT_EQ(stash_stat("max_bytes"), 1 << 20, "stats shows size");
+	ASSERT_EQ(stash_stat("max_entries"), 10, "stats shows max_entries");
+	ASSERT_TRUE(mounts_show("size=1048576,max_entries=10"), "/proc/mounts shows them");
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(want, sizeof(want), "write \"%s\"", bad[i]);
+		ASSERT_EQ(stash_control(bad[i]), -EINVAL, want);
+	}
+	memset(longw, ' ', sizeof(longw) - 1);
+	longw[sizeof(longw) - 1] = 0;
+	ASSERT_EQ(stash_control(longw), -EINVAL, "a write of 199 bytes");
+	ASSERT_OK(stash_control_read(line, sizeof(line)), "read control");
+	ASSERT_STREQ(line, "on size=1048576 max_entries=10", "nothing changed by bad writes");
+	/* Root that may read entries, but not mount: reads, cannot write. */
+	ASSERT_EQ(control_open_as(1ULL << CAP_PERFMON | 1ULL << CAP_SYSLOG | 1ULL << CAP_BPF,
+				  O_RDONLY), 0, "read without CAP_SYS_ADMIN");
+	ASSERT_EQ(control_open_as(1ULL << CAP_PERFMON | 1ULL << CAP_SYSLOG | 1ULL << CAP_BPF,
+				  O_WRONLY), EPERM, "no writing without CAP_SYS_ADMIN");
+
+	id = load_and_close("ctl_on");
+	ASSERT_OK(stash_find_prog(id, hex), "a program is stored");
+	fd = load_raw_prog("ctl_kept");
+	ASSERT_GE(fd, 0, "load a program and keep it");
+
+	ASSERT_OK(stash_control("off"), "stop");
+	ASSERT_OK(stash_control_read(line, sizeof(line)), "read control");
+	ASSERT_STREQ(line, "off size=67108864 max_entries=65536", "off, limits back to the defaults");
+	ASSERT_EQ(stash_count(), 0, "no entries");
+	ASSERT_EQ(stash_stat("bytes"), 0, "no bytes");
+	snprintf(want, sizeof(want), STASH_ROOT "/%s", hex);
+	ASSERT_ERRNO(stat(want, &st), ENOENT, "a cached entry's name is gone too");
+	ASSERT_OK(stash_control("off"), "stopping a stopped store");
+	closed_while_off = load_and_close("ctl_off");
+	ASSERT_EQ(stash_stat("considered"), 0, "nothing is considered while stopped");
+
+	ASSERT_OK(stash_control("on max_entries=100"), "start with a limit");
+	ASSERT_OK(stash_control_read(line, sizeof(line)), "read control");
+	ASSERT_STREQ(line, "on size=67108864 max_entries=100", "on, with that limit");
+	ASSERT_EQ(stash_find_prog(closed_while_off, hex), -ENOENT,
+		  "a program loaded and closed while stopped is not there");
+	ASSERT_OK(stash_find_prog(prog_id_of(fd), hex), "a loaded program is stored at the start");
+	ASSERT_EQ(stash_stat("preexisting"), 1, "counted as preexisting");
+	ASSERT_OK(stash_control("on"), "starting a started store");
+	ASSERT_EQ(stash_stat("preexisting"), 1, "changes nothing");
+	if (fd >= 0)
+		close(fd);
+	stash_umount();
+	ASSERT_OK(stash_mount(NULL), "mount again");
+	ASSERT_EQ(stash_count(), 0, "stopped before the unmount: empty");
+	stash_umount();
+}
+
 static const struct test tests[] = {
 	{ "entries_match_info", test_entries_match_info },
 	{ "external_programs", test_external_programs },
@@ -765,6 +958,8 @@ static const struct test tests[] = {
 	{ "f_cred_confused_deputy", test_f_cred_confused_deputy, true },
 	{ "userns_mount_denied", test_userns_mount_denied },
 	{ "classic_bpf_not_stashed", test_classic_bpf_not_stashed },
+	{ "view_detached_keeps_entries", test_view_detached_keeps_entries },
+	{ "control_start_stop", test_control_start_stop },
 	{}
 };
 

@@ -193,5 +193,5 @@ else
 	fail resolve_unloaded "exit $st, $(wc -l < $work/resolved)/$naddr lines: $bad $(head -c 200 $work/resolve.err)"
 fi
 
-[ $mounted_here = 1 ] && umount $S
+[ $mounted_here = 1 ] && { echo off > $S/control; umount $S; }
 exit $rc

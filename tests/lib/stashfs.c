@@ -30,15 +30,58 @@ bool stash_mounted(void)
 	return !statfs(STASH_ROOT, &sfs) && sfs.f_type == BPFSTASH_MAGIC;
 }
 
-void stash_umount(void)
+void stash_detach(void)
 {
 	while (stash_mounted())
 		if (umount(STASH_ROOT))
 			break;
 }
 
+int stash_control(const char *words)
+{
+	int fd = open(STASH_ROOT "/control", O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, words, strlen(words));
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+int stash_control_read(char *buf, size_t size)
+{
+	int fd = open(STASH_ROOT "/control", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+void stash_umount(void)
+{
+	if (stash_mounted())
+		stash_control("off");
+	stash_detach();
+}
+
 int stash_mount(const char *opts)
 {
+	/*
+	 * A store may run with no view (the boot parameter, a suite that
+	 * unmounted without stopping it): mount it to stop it.
+	 */
+	if (!stash_mounted())
+		mount("none", STASH_ROOT, "bpfstash", 0, NULL);
 	stash_umount();
 	return mount("none", STASH_ROOT, "bpfstash", 0, opts);
 }

@@ -9,11 +9,22 @@
 
 #define STASH_ROOT "/sys/fs/bpfstash"
 
-/* Mount with @opts (NULL: defaults), unmounting first if needed. */
+/*
+ * Mount with @opts (NULL: defaults) onto a stopped store, which the mount
+ * starts: unmounting and stopping first if needed.
+ */
 int stash_mount(const char *opts);
 int stash_remount(const char *opts);
+/* Stop the store (which frees every entry), then unmount its view. */
 void stash_umount(void);
+/* Unmount the view only: the store goes on. */
+void stash_detach(void);
 bool stash_mounted(void);
+
+/* Write @words to the control file (mounted); 0 or -errno. */
+int stash_control(const char *words);
+/* The control file's line, without its newline; 0 or -errno. */
+int stash_control_read(char *buf, size_t size);
 
 /* A value of the stats file, or -1. */
 long long stash_stat(const char *key);
