@@ -1901,10 +1901,14 @@ static int __init bpfstash_setup(char *str)
 	}
 	if (c.on >= 0)
 		bpfstash_boot_on = c.on;
-	if (c.max_bytes)
-		bpfstash_default_max_bytes = store.max_bytes = c.max_bytes;
-	if (c.max_entries)
-		bpfstash_default_max_entries = store.max_entries = c.max_entries;
+	if (c.max_bytes) {
+		bpfstash_default_max_bytes = c.max_bytes;
+		store.max_bytes = c.max_bytes;
+	}
+	if (c.max_entries) {
+		bpfstash_default_max_entries = c.max_entries;
+		store.max_entries = c.max_entries;
+	}
 	return 1;
 }
 __setup("bpfstash=", bpfstash_setup);
