@@ -11,10 +11,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/klog.h>
 #include <sys/mount.h>
 #include <unistd.h>
+#include <linux/bpfstash.h>
 #include <bpf/bpf.h>
 
 #include "../lib/test.h"
