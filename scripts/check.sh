@@ -77,7 +77,9 @@ run_guest() {
 	echo "$flavour guest: boot to init ${boot:-?} s (guest clock), wall $(($(date +%s) - gstart)) s, KVM: $(cat "$top/build/vm/kvm-usable" 2>/dev/null || echo no)"
 	if [ "$grc" != 0 ]; then
 		# A kernel report or a crash fails the run even if every test passed.
-		reason=$(grep -E '^vm-run:' "$out/$sub.log" | head -n 3 | tr '\n' ' ')
+		# (Whether KVM was usable is information, not a reason.)
+		reason=$(grep -E '^vm-run:' "$out/$sub.log" | grep -v '^vm-run: KVM usable:' |
+			head -n 3 | tr '\n' ' ')
 		if [ -n "$reason" ] || ! grep -q '^FAIL ' "$out/$sub.log"; then
 			echo "FAIL $sub: exit $grc ${reason:-(no test failed; see build/check/$sub/console.log)}" >> "$out/results"
 		fi

@@ -293,6 +293,24 @@ static const struct inode_operations bpfstash_stats_iops = {
 	.setattr	= bpfstash_setattr,
 };
 
+/*
+ * "echo off > control" opens with O_TRUNC, which sets the size: a
+ * truncation of a file that has none changes nothing.  Owner, mode and
+ * times stay refused.
+ */
+static int bpfstash_control_setattr(struct mnt_idmap *idmap, struct dentry *dentry,
+				    struct iattr *iattr)
+{
+	if (iattr->ia_valid & ~(ATTR_SIZE | ATTR_MTIME | ATTR_CTIME | ATTR_OPEN | ATTR_FILE) ||
+	    ((iattr->ia_valid & ATTR_SIZE) && iattr->ia_size))
+		return -EPERM;
+	return 0;
+}
+
+static const struct inode_operations bpfstash_control_iops = {
+	.setattr	= bpfstash_control_setattr,
+};
+
 static struct dentry *bpfstash_entry_lookup_file(struct inode *dir, struct dentry *dentry,
 						 unsigned int flags)
 {
@@ -381,7 +399,7 @@ static struct dentry *bpfstash_root_lookup(struct inode *dir, struct dentry *den
 			return ERR_PTR(-ENOMEM);
 		inode->i_uid = GLOBAL_ROOT_UID;
 		inode->i_gid = GLOBAL_ROOT_GID;
-		inode->i_op = &bpfstash_stats_iops;
+		inode->i_op = &bpfstash_control_iops;
 		inode->i_fop = &bpfstash_control_fops;
 		return d_splice_alias(inode, dentry);
 	}

@@ -885,6 +885,8 @@ static void test_control_start_stop(void)
 	ASSERT_OK(stat(STASH_ROOT "/control", &st), "stat control");
 	ASSERT_EQ(st.st_mode & 07777, 0600, "control is 0600");
 	ASSERT_EQ(st.st_uid, 0, "and root's");
+	ASSERT_ERRNO(chmod(STASH_ROOT "/control", 0644), EPERM, "its mode cannot change");
+	ASSERT_ERRNO(truncate(STASH_ROOT "/control", 1), EPERM, "nor its size");
 	ASSERT_OK(stash_control_read(line, sizeof(line)), "read control");
 	ASSERT_STREQ(line, "on size=67108864 max_entries=65536", "on, with the default limits");
 

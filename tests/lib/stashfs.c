@@ -39,7 +39,8 @@ void stash_detach(void)
 
 int stash_control(const char *words)
 {
-	int fd = open(STASH_ROOT "/control", O_WRONLY | O_CLOEXEC);
+	/* As the shell's "echo off > control" opens it. */
+	int fd = open(STASH_ROOT "/control", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	ssize_t n;
 	int err;
 
