@@ -527,7 +527,9 @@ static ssize_t bpfstash_control_write(struct file *file, const char __user *ubuf
 		return PTR_ERR(buf);
 	err = bpfstash_parse_control(buf, &c);
 	if (err) {
-		pr_warn_ratelimited("bpfstash: control: %s: %s\n", c.bad, c.why);
+		/* The word is the writer's: escaped, as it may hold anything. */
+		pr_warn_ratelimited("bpfstash: control: %*pE: %s\n",
+				    (int)strlen(c.bad), c.bad, c.why);
 		goto out;
 	}
 	if (c.on == 0) {
