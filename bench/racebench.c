@@ -9,8 +9,9 @@
  *   racebench [-n PROGRAMS] [-l LIFETIME_US]... [--csv]
  *
  * Prints, per lifetime: captured by each, and the CPU each spends per
- * program (the side-band thread's CPU; for bpfstash the kernel's hook time
- * from the stash's stats plus the MMAP3 consumer thread's CPU).
+ * program (the side-band thread's CPU; for bpfstash the kernel's hook time,
+ * from the bpfstash:bpfstash_store tracepoint, plus the MMAP3 consumer
+ * thread's CPU).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +32,7 @@
 #include <bpf/bpf.h>
 
 #include "stashfs.h"
+#include "stashtrace.h"
 
 #define ROOT STASH_ROOT
 #define MAX_CPUS 8
@@ -194,20 +196,6 @@ static void *m3_thread(void *arg)
 	return consumer(arg, r->m3, on_mmap3, &r->m3_cpu);
 }
 
-static long long stat_of(const char *key)
-{
-	char line[128], k[64];
-	long long v, found = 0;
-	FILE *f = fopen(ROOT "/stats", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %lld", k, &v) == 2 && !strcmp(k, key))
-			found = v;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 static int load_named(const char *name)
 {
 	struct bpf_insn insns[] = {
@@ -225,7 +213,8 @@ static int run_one(int n, int lifetime_us, int csv)
 	__u32 len = sizeof(info);
 	pthread_t a, b;
 	int i, c, sb = 0, m3 = 0, fd;
-	long long hook0, hook1, cons0, cons1;
+	struct stash_trace_sum hook = {};
+	struct stash_trace *trace;
 
 	r->sb_ok = calloc(MAX_PROGS, 1);
 	r->m3_ok = calloc(MAX_PROGS, 1);
@@ -238,8 +227,11 @@ static int run_one(int n, int lifetime_us, int csv)
 	bpf_obj_get_info_by_fd(fd, &info, &len);
 	close(fd);
 	r->first_id = info.id + 1;
-	hook0 = stat_of("hook_ns");
-	cons0 = stat_of("considered");
+	trace = stash_trace_open();
+	if (!trace) {
+		fprintf(stderr, "racebench: bpfstash:bpfstash_store: %s\n", strerror(errno));
+		return 1;
+	}
 	pthread_create(&a, NULL, sb_thread, r);
 	pthread_create(&b, NULL, m3_thread, r);
 	for (i = 0; i < n; i++) {
@@ -250,19 +242,23 @@ static int run_one(int n, int lifetime_us, int csv)
 		if (lifetime_us)
 			usleep(lifetime_us);
 		close(fd);
+		if (i % 1000 == 999)
+			stash_trace_read(trace, stash_trace_add, &hook);
 	}
 	usleep(300 * 1000);
 	atomic_store(&r->stop, 1);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
-	hook1 = stat_of("hook_ns");
-	cons1 = stat_of("considered");
+	stash_trace_read(trace, stash_trace_add, &hook);
+	if (stash_trace_lost(trace))
+		fprintf(stderr, "racebench: %lld tracepoint records lost\n", stash_trace_lost(trace));
+	stash_trace_close(trace);
 	for (i = 0; i < n; i++) {
 		sb += r->sb_ok[i];
 		m3 += r->m3_ok[i];
 	}
 	{
-		double hook_us = cons1 > cons0 ? (hook1 - hook0) / 1e3 / (cons1 - cons0) : 0;
+		double hook_us = hook.n ? hook.ns / 1e3 / hook.n : 0;
 
 		if (csv)
 			printf("%d,%d,%d,%d,%.1f,%.1f,%.1f\n", lifetime_us, n, m3, sb,

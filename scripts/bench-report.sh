@@ -22,8 +22,10 @@ Kernel: $(cat "$top/build/linux/.bpfstash-base" 2>/dev/null). Machine: $(nproc) 
 ## 1. Load-path overhead (stash mounted vs not)
 
 Added \`bpf(BPF_PROG_LOAD)\`+close latency. "hook" is the time the kernel
-itself measured in the load hook (stats \`hook_ns\`), per load, and the
-part of it spent hashing (\`hash_ns\`).
+itself measured in the load hook, per load, and "hashing" the part of it
+spent hashing: the \`ns\` and \`hash_ns\` of the
+\`bpfstash:bpfstash_store\` tracepoint, read in traced passes after the
+timed rounds (a traced load pays for its trace record).
 
 | program | loads/side | p50 not mounted (us) | p50 mounted (us) | added p50 | added p99 | hook (us) | hashing (us) |
 |---|---|---|---|---|---|---|---|

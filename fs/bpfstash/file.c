@@ -469,8 +469,6 @@ static int bpfstash_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "blob_dedup %llu\n", st.blob_dedup);
 	seq_printf(m, "btf_hash_cached %llu\n", st.btf_hash_cached);
 	seq_printf(m, "hashed_bytes %llu\n", st.hashed_bytes);
-	seq_printf(m, "hook_ns %llu\n", st.hook_ns);
-	seq_printf(m, "hash_ns %llu\n", st.hash_ns);
 	return 0;
 }
 

@@ -135,8 +135,6 @@ struct bpfstash_stats {
 	u64 blob_dedup;		/* blobs found already stored (BTF aside) */
 	u64 btf_hash_cached;	/* BTF blobs found by their bytes, not hashed */
 	u64 hashed_bytes;	/* bytes hashed on the load path, names included */
-	u64 hook_ns;		/* time spent in the load hook, all programs */
-	u64 hash_ns;		/* of which hashing blobs */
 };
 
 /* What the bpfstash= boot parameter and the control file say. */

@@ -78,6 +78,9 @@
 #include <crypto/hash.h>
 #include <crypto/sha2.h>
 
+#define CREATE_TRACE_POINTS
+#include <trace/events/bpfstash.h>
+
 DEFINE_STATIC_KEY_FALSE(bpfstash_active);
 
 /* Frees entries; flushed when the store stops, so that memory is back then. */
@@ -131,8 +134,6 @@ static struct bpfstash_store {
 	atomic64_t blob_dedup;
 	atomic64_t btf_hash_cached;
 	atomic64_t hashed_bytes;
-	atomic64_t hook_ns;
-	atomic64_t hash_ns;
 } store = {
 	.lock = __MUTEX_INITIALIZER(store.lock),
 	/* bpfstash_store_stop() sets them back to the defaults below. */
@@ -208,25 +209,44 @@ static int bpfstash_hash_setup(void)
 }
 
 /*
- * Count @bytes hashed since @start in the stats, and turn the crypto API's
- * @err into the hook's: an unkeyed shash does not fail; if it ever did,
- * the entry is refused rather than named wrongly.
+ * Count @bytes hashed in the stats, and turn the crypto API's @err into
+ * the hook's: an unkeyed shash does not fail; if it ever did, the entry is
+ * refused rather than named wrongly.
  */
-static int bpfstash_hashed(size_t bytes, u64 start, int err)
+static int bpfstash_hashed(size_t bytes, int err)
 {
 	atomic64_add(bytes, &store.hashed_bytes);
-	atomic64_add(ktime_get_ns() - start, &store.hash_ns);
 	return WARN_ON_ONCE(err) ? -EINVAL : 0;
+}
+
+/*
+ * What one load hashed, for the bpfstash_store tracepoint: counted and
+ * timed only while the event is enabled, so that otherwise the load path
+ * reads no clock (callers pass NULL then).
+ */
+struct bpfstash_hash_acct {
+	u64 bytes;
+	u64 ns;
+};
+
+static u64 bpfstash_acct_start(const struct bpfstash_hash_acct *acct)
+{
+	return acct ? ktime_get_ns() : 0;
+}
+
+static void bpfstash_acct_end(struct bpfstash_hash_acct *acct, u64 bytes, u64 start)
+{
+	if (acct) {
+		acct->bytes += bytes;
+		acct->ns += ktime_get_ns() - start;
+	}
 }
 
 /* SHA-256 of @len bytes at @data, counted in the stats. */
 static int bpfstash_digest(const void *data, size_t len,
 			   u8 out[BPFSTASH_DIGEST_SIZE])
 {
-	u64 start = ktime_get_ns();
-
-	return bpfstash_hashed(len, start,
-			       crypto_shash_tfm_digest(bpfstash_sha256, data, len, out));
+	return bpfstash_hashed(len, crypto_shash_tfm_digest(bpfstash_sha256, data, len, out));
 }
 
 /* The largest piece of a segmented blob, and the smallest but its last. */
@@ -343,26 +363,35 @@ static void bpfstash_blob_write(struct bpfstash_blob *b, u32 off, const void *sr
 	bpfstash_pieces_write(b->data, b->nr_segs, b->size, off, src, len);
 }
 
-/* The SHA-256 of a blob's bytes, in its @digest. */
-static int bpfstash_blob_digest(struct bpfstash_blob *b)
+/* The SHA-256 of a blob's bytes, in its @digest, accounted in @acct. */
+static int bpfstash_blob_digest(struct bpfstash_blob *b, struct bpfstash_hash_acct *acct)
 {
 	SHASH_DESC_ON_STACK(desc, bpfstash_sha256);
-	u64 start;
+	u64 start = bpfstash_acct_start(acct);
 	void *p;
 	u32 off, n;
 	int err;
 
-	if (!b->nr_segs)
-		return bpfstash_digest(b->data, b->size, b->digest);
+	if (!b->nr_segs) {
+		err = bpfstash_digest(b->data, b->size, b->digest);
+	} else {
+		desc->tfm = bpfstash_sha256;
+		err = crypto_shash_init(desc);
+		for_each_blob_piece(b, off, p, n)
+			err = err ?: crypto_shash_update(desc, p, n);
+		err = err ?: crypto_shash_final(desc, b->digest);
+		shash_desc_zero(desc);
+		err = bpfstash_hashed(b->size, err);
+	}
+	bpfstash_acct_end(acct, b->size, start);
+	return err;
+}
 
-	start = ktime_get_ns();
-	desc->tfm = bpfstash_sha256;
-	err = crypto_shash_init(desc);
-	for_each_blob_piece(b, off, p, n)
-		err = err ?: crypto_shash_update(desc, p, n);
-	err = err ?: crypto_shash_final(desc, b->digest);
-	shash_desc_zero(desc);
-	return bpfstash_hashed(b->size, start, err);
+/* The bytes bpfstash_content_hash() hashes for @content. */
+static u64 bpfstash_content_hashed(const struct bpfstash_content *content)
+{
+	return sizeof(BPFSTASH_HASH_DOMAIN) + sizeof(*content) + content->funcs_size +
+	       BPFSTASH_NR_BLOBS * BPFSTASH_DIGEST_SIZE;
 }
 
 /**
@@ -373,6 +402,7 @@ static int bpfstash_blob_digest(struct bpfstash_blob *b)
  * @funcs_segs: its number of pieces, 0 if it is in one
  * @blobs: the entry's blobs, NULL for an empty one
  * @hash: set to the entry's BPFSTASH_HASH_SIZE-byte name
+ * @acct: what a load hashed, or NULL
  *
  * The serialisation is documented in include/uapi/linux/bpfstash.h, and
  * userspace recomputes it to verify an entry.
@@ -382,7 +412,7 @@ static int bpfstash_blob_digest(struct bpfstash_blob *b)
 static int
 bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
 		      u32 funcs_segs, struct bpfstash_blob *const blobs[BPFSTASH_NR_BLOBS],
-		      u8 hash[BPFSTASH_HASH_SIZE])
+		      u8 hash[BPFSTASH_HASH_SIZE], struct bpfstash_hash_acct *acct)
 {
 	static const char domain[] = BPFSTASH_HASH_DOMAIN;
 	/* SHA-256 of nothing: the digest of an empty blob. */
@@ -393,7 +423,7 @@ bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
 	};
 	SHASH_DESC_ON_STACK(desc, bpfstash_sha256);
 	u8 digest[BPFSTASH_DIGEST_SIZE];
-	u64 start = ktime_get_ns();
+	u64 start = bpfstash_acct_start(acct);
 	u32 off, n;
 	void *p;
 	int err, i;
@@ -412,8 +442,8 @@ bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
 	err = err ?: crypto_shash_final(desc, digest);
 	shash_desc_zero(desc);
 	memcpy(hash, digest, BPFSTASH_HASH_SIZE);
-	return bpfstash_hashed(sizeof(domain) + sizeof(*content) + content->funcs_size +
-			       BPFSTASH_NR_BLOBS * BPFSTASH_DIGEST_SIZE, start, err);
+	bpfstash_acct_end(acct, bpfstash_content_hashed(content), start);
+	return bpfstash_hashed(bpfstash_content_hashed(content), err);
 }
 
 /*
@@ -727,7 +757,8 @@ static void bpfstash_blob_put(struct bpfstash_blob *b)
  * in @reused), or a new copy, hashed.
  */
 static struct bpfstash_blob *bpfstash_blob_new(const void *data, u32 size,
-					       atomic64_t *reused)
+					       atomic64_t *reused,
+					       struct bpfstash_hash_acct *acct)
 {
 	struct bpfstash_blob *b;
 	u32 key;
@@ -745,7 +776,7 @@ static struct bpfstash_blob *bpfstash_blob_new(const void *data, u32 size,
 		return ERR_PTR(-ENOMEM);
 	bpfstash_blob_write(b, 0, data, size);
 	b->seen_key = key;
-	if (bpfstash_blob_digest(b)) {
+	if (bpfstash_blob_digest(b, acct)) {
 		bpfstash_blob_put(b);
 		return ERR_PTR(-EINVAL);
 	}
@@ -757,7 +788,8 @@ static struct bpfstash_blob *bpfstash_blob_new(const void *data, u32 size,
  * same bytes again when the object is loaded again, so usually a stored
  * blob (counted in btf_hash_cached).
  */
-static struct bpfstash_blob *bpfstash_btf_blob(const struct btf *btf)
+static struct bpfstash_blob *bpfstash_btf_blob(const struct btf *btf,
+					       struct bpfstash_hash_acct *acct)
 {
 	const void *data;
 	u32 size;
@@ -765,7 +797,7 @@ static struct bpfstash_blob *bpfstash_btf_blob(const struct btf *btf)
 	if (!btf)
 		return NULL;
 	data = btf_get_raw_data(btf, &size);
-	return bpfstash_blob_new(data, size, &store.btf_hash_cached);
+	return bpfstash_blob_new(data, size, &store.btf_hash_cached, acct);
 }
 
 /*
@@ -1116,7 +1148,8 @@ static int bpfstash_jited_lines_blob(const struct bpf_prog *prog, u32 nr_funcs,
  * never seen are built into a new blob.
  */
 static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
-					 struct bpfstash_blob **blob)
+					 struct bpfstash_blob **blob,
+					 struct bpfstash_hash_acct *acct)
 {
 	u32 nr = prog->aux->nr_linfo, size = nr * sizeof(struct bpfstash_jited_line);
 	struct bpfstash_blob *b;
@@ -1146,7 +1179,7 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 	if (!b)
 		return -ENOMEM;
 	err = bpfstash_jited_lines_blob(prog, nr_funcs, b, false) ?:
-	      bpfstash_blob_digest(b);
+	      bpfstash_blob_digest(b, acct);
 	if (err) {
 		bpfstash_blob_put(b);
 		return err;
@@ -1162,7 +1195,7 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
  * which the caller has already computed to check the limits.
  */
 static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
-			     struct bpfstash_entry **out)
+			     struct bpfstash_entry **out, struct bpfstash_hash_acct *acct)
 {
 	struct bpf_prog_aux *aux = prog->aux;
 	u32 nr_funcs = aux->func_cnt ?: 1, off, i;
@@ -1213,12 +1246,12 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 		off += f->jited_len;
 	}
 	e->blobs[BPFSTASH_BLOB_JITED] = b;
-	err = bpfstash_blob_digest(b);
+	err = bpfstash_blob_digest(b, acct);
 	if (err)
 		goto err;
 
 	b = bpfstash_blob_new(aux->linfo, aux->nr_linfo * sizeof(struct bpf_line_info),
-			      &store.blob_dedup);
+			      &store.blob_dedup, acct);
 	if (IS_ERR(b)) {
 		err = PTR_ERR(b);
 		goto err;
@@ -1226,20 +1259,20 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 	e->blobs[BPFSTASH_BLOB_LINE_INFO] = b;
 
 	err = bpfstash_snapshot_jited_lines(prog, nr_funcs,
-					    &e->blobs[BPFSTASH_BLOB_JITED_LINE_INFO]);
+					    &e->blobs[BPFSTASH_BLOB_JITED_LINE_INFO], acct);
 	if (err)
 		goto err;
 
 	b = bpfstash_blob_new(aux->func_info,
 			      aux->func_info_cnt * sizeof(struct bpf_func_info),
-			      &store.blob_dedup);
+			      &store.blob_dedup, acct);
 	if (IS_ERR(b)) {
 		err = PTR_ERR(b);
 		goto err;
 	}
 	e->blobs[BPFSTASH_BLOB_FUNC_INFO] = b;
 
-	b = bpfstash_btf_blob(aux->btf);
+	b = bpfstash_btf_blob(aux->btf, acct);
 	if (IS_ERR(b)) {
 		err = PTR_ERR(b);
 		goto err;
@@ -1261,7 +1294,7 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 	e->meta.load_time_real = now_real - min(now_real, now_boot - aux->load_time);
 	e->last_access = e->meta.load_time_real;
 
-	err = bpfstash_content_hash(c, e->funcs, e->funcs_segs, e->blobs, e->meta.hash);
+	err = bpfstash_content_hash(c, e->funcs, e->funcs_segs, e->blobs, e->meta.hash, acct);
 	if (err)
 		goto err;
 	*out = e;
@@ -1460,26 +1493,37 @@ static struct bpfstash_entry *bpfstash_prog_entry(struct bpf_prog *prog)
 	return e;
 }
 
+/* What storing one program came to, for the bpfstash_store tracepoint. */
+struct bpfstash_result {
+	int outcome;			/* enum bpfstash_outcome */
+	u64 bytes;			/* what the store grew by */
+	struct bpfstash_hash_acct hashed;
+};
+
 /*
  * Store @prog.  Returns the PERF_RECORD_MMAP3 flags that describe the
  * outcome, with *@e set to the entry (with a reference) when it has one:
  * a program the start's walk stored first still gets its records.
  * Returns -ENOENT when the program is not one the stash may show, or the
- * stash went away, in which case no record is due.
+ * stash went away, in which case no record is due.  @res, when not NULL,
+ * is set to what happened, for the tracepoint.
  */
 static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
-			       struct bpfstash_entry **out)
+			       struct bpfstash_entry **out, struct bpfstash_result *res)
 {
+	struct bpfstash_result dummy = {}, *r = res ?: &dummy;
 	struct mem_cgroup *memcg, *old_memcg;
 	struct bpfstash_entry *e, *stored = NULL;
 	u32 funcs_size;
 	int err;
 
 	*out = NULL;
+	r->outcome = BPFSTASH_SKIPPED;
 	if (!bpfstash_prog_eligible(prog))
 		return -ENOENT;
 	*out = bpfstash_prog_entry(prog);
 	if (*out) {
+		r->outcome = BPFSTASH_PRESENT;
 		if (!preexisting)
 			return PERF_RECORD_MMAP3_STASHED;
 		bpfstash_entry_put(*out);
@@ -1495,15 +1539,18 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 				 READ_ONCE(store.nr_entries),
 				 READ_ONCE(store.max_entries))) {
 		atomic64_inc(&store.refused_full);
+		r->outcome = BPFSTASH_REFUSED_FULL;
 		return PERF_RECORD_MMAP3_REFUSED_FULL;
 	}
 
 	memcg = bpfstash_charge_begin(&old_memcg);
-	err = bpfstash_snapshot(prog, funcs_size, &e);
+	err = bpfstash_snapshot(prog, funcs_size, &e, res ? &res->hashed : NULL);
 	if (!err) {
 		err = bpfstash_store_insert(prog, e, &stored);
 		if (err || stored != e)
 			bpfstash_entry_free(e);
+		else
+			r->bytes = e->meta.bytes;
 		e = stored;
 	}
 	bpfstash_charge_end(memcg, old_memcg);
@@ -1513,6 +1560,7 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 		atomic64_inc(&store.stored);
 		if (preexisting)
 			atomic64_inc(&store.preexisting);
+		r->outcome = r->bytes ? BPFSTASH_STORED : BPFSTASH_RELOADED;
 		bpfstash_entry_get(e);
 		*out = e;
 		return PERF_RECORD_MMAP3_STASHED;
@@ -1520,35 +1568,43 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 		/* Stored meanwhile by the start's walk: not a new program. */
 		atomic64_dec(&store.considered);
 		*out = preexisting ? NULL : bpfstash_prog_entry(prog);
-		return *out ? PERF_RECORD_MMAP3_STASHED : -ENOENT;
+		if (!*out)
+			return -ENOENT;
+		r->outcome = BPFSTASH_PRESENT;
+		return PERF_RECORD_MMAP3_STASHED;
 	case -ENODEV:
 		/* Stopped meanwhile. */
 		atomic64_dec(&store.considered);
 		return -ENOENT;
 	case -ENOSPC:
 		atomic64_inc(&store.refused_full);
+		r->outcome = BPFSTASH_REFUSED_FULL;
 		return PERF_RECORD_MMAP3_REFUSED_FULL;
 	default:
 		atomic64_inc(&store.refused_nomem);
+		r->outcome = BPFSTASH_REFUSED_NOMEM;
 		return PERF_RECORD_MMAP3_REFUSED_NOMEM;
 	}
 }
 
 void __bpfstash_prog_load(struct bpf_prog *prog)
 {
-	u64 start = ktime_get_ns();
+	/* The tracepoint's figures cost nothing while it is disabled. */
+	bool traced = trace_bpfstash_store_enabled();
+	struct bpfstash_result res = {};
+	u64 start = traced ? ktime_get_ns() : 0;
 	struct bpfstash_entry *e;
 	int flags;
 
-	flags = bpfstash_store_prog(prog, false, &e);
-	if (flags >= 0) {
+	flags = bpfstash_store_prog(prog, false, &e, traced ? &res : NULL);
+	if (flags >= 0)
 		perf_event_bpf_mmap3(prog, e ? e->meta.hash : NULL,
 				     e ? BPFSTASH_HASH_SIZE : 0, flags);
-		if (e)
-			bpfstash_entry_put(e);
-	}
-	/* What the load path paid, for the stats file. */
-	atomic64_add(ktime_get_ns() - start, &store.hook_ns);
+	if (traced)
+		trace_bpfstash_store(prog, e ? e->meta.hash : NULL, res.outcome, res.bytes,
+				     res.hashed.bytes, ktime_get_ns() - start, res.hashed.ns);
+	if (e)
+		bpfstash_entry_put(e);
 }
 
 void __bpfstash_prog_unload(struct bpf_prog *prog)
@@ -1603,7 +1659,7 @@ static void bpfstash_walk_progs(bool store_them)
 		if (!prog)
 			break;
 		if (store_them) {
-			if (bpfstash_store_prog(prog, true, &e) >= 0 && e)
+			if (bpfstash_store_prog(prog, true, &e, NULL) >= 0 && e)
 				bpfstash_entry_put(e);
 		} else {
 			e = xchg(&prog->aux->stash, NULL);
@@ -1668,8 +1724,6 @@ static int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
 	atomic64_set(&store.blob_dedup, 0);
 	atomic64_set(&store.btf_hash_cached, 0);
 	atomic64_set(&store.hashed_bytes, 0);
-	atomic64_set(&store.hook_ns, 0);
-	atomic64_set(&store.hash_ns, 0);
 #ifdef CONFIG_MEMCG
 	memcg = get_mem_cgroup_from_current();
 #endif
@@ -2036,8 +2090,6 @@ void bpfstash_store_get_stats(struct bpfstash_stats *st)
 	st->blob_dedup = atomic64_read(&store.blob_dedup);
 	st->btf_hash_cached = atomic64_read(&store.btf_hash_cached);
 	st->hashed_bytes = atomic64_read(&store.hashed_bytes);
-	st->hook_ns = atomic64_read(&store.hook_ns);
-	st->hash_ns = atomic64_read(&store.hash_ns);
 }
 
 static int __init bpfstash_store_init(void)

@@ -90,12 +90,17 @@ static void bpfstash_test_content_hash(struct kunit *test)
 		0x52, 0x24, 0x28, 0x17, 0x1e, 0xe2, 0xaf, 0xf5, 0x8a, 0xf1,
 		0x66, 0xc8, 0x52, 0x20, 0x7c, 0xfa, 0xac, 0x3c, 0x6d, 0x81,
 	};
+	struct bpfstash_hash_acct acct = {};
 	struct bpfstash_test_vector v;
 	u8 hash[BPFSTASH_HASH_SIZE];
 
 	bpfstash_test_vector_init(test, &v);
-	KUNIT_EXPECT_EQ(test, bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash), 0);
+	KUNIT_EXPECT_EQ(test, bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash, &acct),
+			0);
 	KUNIT_EXPECT_MEMEQ(test, hash, want, sizeof(want));
+	/* What it hashed: the domain, the content, the funcs, the digests. */
+	KUNIT_EXPECT_EQ(test, acct.bytes, 12 + sizeof(v.content) + v.content.funcs_size +
+			BPFSTASH_NR_BLOBS * BPFSTASH_DIGEST_SIZE);
 }
 
 /* Every byte that is content changes the name: flip each one in turn. */
@@ -108,7 +113,7 @@ static void bpfstash_test_hash_covers_content(struct kunit *test)
 	int b;
 
 	bpfstash_test_vector_init(test, &v);
-	bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, base);
+	bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, base, NULL);
 
 	p = (u8 *)&v.content;
 	for (i = 0; i < sizeof(v.content); i++) {
@@ -117,19 +122,19 @@ static void bpfstash_test_hash_covers_content(struct kunit *test)
 		    i < offsetofend(struct bpfstash_content, funcs_size))
 			continue;
 		p[i] ^= 0x01;
-		bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash);
+		bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash, NULL);
 		KUNIT_EXPECT_MEMNEQ_MSG(test, hash, base, sizeof(hash),
 					"content byte %zu not covered", i);
 		p[i] ^= 0x01;
 	}
 	/* Only ever smaller than v.funcs: a larger size would read past it. */
 	v.content.funcs_size = sizeof(v.funcs) - 8;
-	bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash);
+	bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash, NULL);
 	KUNIT_EXPECT_MEMNEQ_MSG(test, hash, base, sizeof(hash), "funcs_size not covered");
 	v.content.funcs_size = sizeof(v.funcs);
 	for (i = 0; i < sizeof(v.funcs); i++) {
 		v.funcs[i] ^= 0x80;
-		bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash);
+		bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash, NULL);
 		KUNIT_EXPECT_MEMNEQ_MSG(test, hash, base, sizeof(hash),
 					"funcs byte %zu not covered", i);
 		v.funcs[i] ^= 0x80;
@@ -139,12 +144,12 @@ static void bpfstash_test_hash_covers_content(struct kunit *test)
 
 		/* An empty blob and a one-byte blob must differ too. */
 		v.blobs[b] = saved ? NULL : bpfstash_test_blob(test, "", 1);
-		bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash);
+		bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash, NULL);
 		KUNIT_EXPECT_MEMNEQ_MSG(test, hash, base, sizeof(hash),
 					"blob %d not covered", b);
 		v.blobs[b] = saved;
 	}
-	bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash);
+	bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash, NULL);
 	KUNIT_EXPECT_MEMEQ(test, hash, base, sizeof(hash));
 }
 
@@ -215,14 +220,14 @@ static struct bpfstash_entry *bpfstash_test_entry(struct kunit *test,
 	e = bpfstash_entry_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	e->blobs[BPFSTASH_BLOB_JITED] = bpfstash_blob_new(image, strlen(image),
-							  &store.blob_dedup);
+							  &store.blob_dedup, NULL);
 	e->blobs[BPFSTASH_BLOB_BTF] = bpfstash_blob_new(btf, strlen(btf),
-							&store.btf_hash_cached);
+							&store.btf_hash_cached, NULL);
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
 		KUNIT_ASSERT_FALSE(test, IS_ERR(e->blobs[i]));
 	e->meta.content.jited_len = strlen(image);
 	e->meta.content.btf_size = strlen(btf);
-	bpfstash_content_hash(&e->meta.content, NULL, 0, e->blobs, e->meta.hash);
+	bpfstash_content_hash(&e->meta.content, NULL, 0, e->blobs, e->meta.hash, NULL);
 	return e;
 }
 
@@ -239,6 +244,7 @@ static void bpfstash_test_store(struct kunit *test)
 	struct bpf_prog *p3 = bpfstash_test_prog(test);
 	struct bpfstash_entry *e1, *e2, *e3, *found, *stored;
 	struct bpfstash_blob *b;
+	struct bpfstash_hash_acct acct = {};
 	struct bpfstash_stats st;
 	u64 dedup = atomic64_read(&store.blob_dedup);
 	u64 one_btf;
@@ -270,15 +276,20 @@ static void bpfstash_test_store(struct kunit *test)
 			bpfstash_blob_bytes(e1->blobs[BPFSTASH_BLOB_JITED]) +
 			bpfstash_blob_bytes(e2->blobs[BPFSTASH_BLOB_JITED]) + one_btf);
 
-	/* Stored bytes are found again by their bytes, not hashed again. */
-	b = bpfstash_blob_new("shared btf", 10, &store.btf_hash_cached);
+	/*
+	 * Stored bytes are found again by their bytes, not hashed again:
+	 * the tracepoint's account of a load says so.
+	 */
+	b = bpfstash_blob_new("shared btf", 10, &store.btf_hash_cached, &acct);
 	KUNIT_EXPECT_PTR_EQ(test, b, e1->blobs[BPFSTASH_BLOB_BTF]);
 	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 3);
+	KUNIT_EXPECT_EQ(test, acct.bytes, 0);
 	bpfstash_blob_put(b);
 	/* Other bytes of the same size are not. */
-	b = bpfstash_blob_new("shared BTF", 10, &store.btf_hash_cached);
+	b = bpfstash_blob_new("shared BTF", 10, &store.btf_hash_cached, &acct);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(b));
 	KUNIT_EXPECT_FALSE(test, b->listed);
+	KUNIT_EXPECT_EQ(test, acct.bytes, 10);
 	bpfstash_blob_put(b);
 
 	/* max_entries=2: refused, and the snapshot is untouched. */
@@ -365,20 +376,20 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, bpfstash_store_activate(1 << 20, 10), 0);
 	e = bpfstash_entry_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, e);
-	e->blobs[BPFSTASH_BLOB_BTF] = bpfstash_blob_new(one, size, &store.btf_hash_cached);
+	e->blobs[BPFSTASH_BLOB_BTF] = bpfstash_blob_new(one, size, &store.btf_hash_cached, NULL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(e->blobs[BPFSTASH_BLOB_BTF]));
 	e->meta.content.btf_size = size;
-	bpfstash_content_hash(&e->meta.content, NULL, 0, e->blobs, e->meta.hash);
+	bpfstash_content_hash(&e->meta.content, NULL, 0, e->blobs, e->meta.hash, NULL);
 	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(p, e, &stored), 0);
 	KUNIT_EXPECT_TRUE(test, e->blobs[BPFSTASH_BLOB_BTF]->seen);
 
 	/* The same bytes: the stored blob. */
-	b = bpfstash_blob_new(one, size, &store.btf_hash_cached);
+	b = bpfstash_blob_new(one, size, &store.btf_hash_cached, NULL);
 	KUNIT_EXPECT_PTR_EQ(test, b, e->blobs[BPFSTASH_BLOB_BTF]);
 	bpfstash_blob_put(b);
 
 	/* Same key, other bytes: a copy of its own, hashed. */
-	b = bpfstash_blob_new(other, size, &store.btf_hash_cached);
+	b = bpfstash_blob_new(other, size, &store.btf_hash_cached, NULL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(b));
 	KUNIT_EXPECT_PTR_NE(test, b, e->blobs[BPFSTASH_BLOB_BTF]);
 	KUNIT_EXPECT_FALSE(test, b->listed);
@@ -585,7 +596,7 @@ static void bpfstash_test_blob_pieces(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, bpfstash_blob_bytes(b), whole);
 		}
 
-		KUNIT_ASSERT_EQ(test, bpfstash_blob_digest(b), 0);
+		KUNIT_ASSERT_EQ(test, bpfstash_blob_digest(b, NULL), 0);
 		KUNIT_ASSERT_EQ(test, bpfstash_digest(src, size, digest), 0);
 		KUNIT_EXPECT_EQ(test, memcmp(b->digest, digest, sizeof(digest)), 0);
 		KUNIT_EXPECT_TRUE(test, bpfstash_blob_equal(b, src));
@@ -651,9 +662,9 @@ static void bpfstash_test_funcs_pieces(struct kunit *test)
 			KUNIT_ASSERT_EQ_MSG(test, *p, src[off], "size %u off %u", size, off);
 		}
 		c.funcs_size = size;
-		KUNIT_ASSERT_EQ(test, bpfstash_content_hash(&c, src, 0, none, want), 0);
+		KUNIT_ASSERT_EQ(test, bpfstash_content_hash(&c, src, 0, none, want, NULL), 0);
 		KUNIT_ASSERT_EQ(test, bpfstash_content_hash(&c, e->funcs, e->funcs_segs,
-							    none, hash), 0);
+							    none, hash, NULL), 0);
 		KUNIT_EXPECT_MEMEQ(test, hash, want, sizeof(want));
 		bpfstash_funcs_free(e);
 	}

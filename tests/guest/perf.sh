@@ -24,6 +24,9 @@
 #                    everything else still resolves;
 #   missing          MMAP3 hashes found in no store are reported, their
 #                    samples keep their function names, the rest resolves;
+#   tracepoint       perf record -e bpfstash:bpfstash_store and perf script
+#                    show one record per load, with its program's id and
+#                    the entry MMAP3 named;
 #   refused          programs the stash refuses (full) fall back to KSYMBOL;
 #   unmounted        without a stash perf asks for no MMAP3 and works as
 #                    before;
@@ -233,6 +236,24 @@ if PERF_EXEC_PATH=$top/build/perf "$perf" archive patched.data > archive.out 2>&
 else
 	fail move_prepare "$(tail -n 3 archive.out gc.out | tr '\n' ' ')"
 fi
+# The hook's tracepoint, as a perf user reads it: one bpfstash:bpfstash_store
+# per load, naming the program's id and the entry MMAP3 named.
+"$perf" record -a -e bpfstash:bpfstash_store -o tp.data -- "$churn" -n 10 -m 1 -l tp.log > tp.record 2>&1
+"$perf" script -F trace -i tp.data > tp.script 2> tp.err
+progs=$(grep -c '^prog ' tp.log)
+seen=0
+while read -r _ _ _ id _ hash _; do
+	grep -qE "^ *id=$id name=[a-z_]+ outcome=(stored|reloaded) hash=$hash bytes=[0-9]+ hashed=[1-9][0-9]* ns=[1-9][0-9]* hash_ns=[1-9][0-9]*\$" tp.script &&
+		seen=$((seen + 1))
+done < tp.log
+if [ "$progs" -eq 10 ] && [ "$seen" -eq 10 ]; then
+	first=$(awk '$1 == "prog" { print $4; exit }' tp.log)
+	note tracepoint "$(wc -l < tp.script) bpfstash:bpfstash_store records (libbpf's probes too); each of the 10 programs' names its id and entry: $(grep -m 1 "^ *id=$first " tp.script | sed 's/^ *//')"
+	pass tracepoint
+else
+	fail tracepoint "$seen of $progs programs traced with their entry: $(head -n 2 tp.script tp.err tp.record | tr '\n' ' ')"
+fi
+
 # Programs the stash refuses: MMAP3 says so, KSYMBOL names them.
 echo off > $S/control && umount $S && mount -t bpfstash -o max_entries=1 none $S ||
 	die refused "stop, then mount with max_entries=1"

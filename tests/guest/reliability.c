@@ -33,6 +33,7 @@
 #include "../lib/stashfs.h"
 #include "../lib/perfring.h"
 #include "../lib/capture.h"
+#include "../lib/stashtrace.h"
 #include "../../tools/lib/bpfstash/libbpfstash.h"
 
 #define DEBUGFS "/sys/kernel/debug"
@@ -1007,7 +1008,9 @@ static void test_hostile_load(void)
 	const long long size = 16 << 10;	/* full after a few dozen loads */
 	struct hostile_run *r;
 	double none_p50[3], full_p50[3], med_none, med_full;
-	long long oom0 = vmstat("oom_kill"), hook_ns = 0, refused_loads = 0;
+	long long oom0 = vmstat("oom_kill");
+	struct stash_trace_sum hook = {};
+	struct stash_trace *trace = NULL;
 	int round, n;
 
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -1020,10 +1023,14 @@ static void test_hostile_load(void)
 		goto out;
 	/* libbpf's feature probe, once per process: before the loaders fork. */
 	close(load_raw_prog("warm"));
+	/* The hook's own account of a refusal: bpfstash:bpfstash_store. */
+	trace = stash_trace_open();
+	if (!ASSERT_TRUE(trace != NULL, "open bpfstash:bpfstash_store"))
+		goto out;
 
 	for (round = 0; round < rounds; round++) {
 		long long considered, stored, refused, charged0, charged, loader0, loader;
-		long long hook0, refused0;
+		long long refused0;
 		int err, fill, tries;
 		char opts[64];
 
@@ -1063,16 +1070,27 @@ static void test_hostile_load(void)
 		ASSERT_GT(refused, 0, "the loader filled the stash");
 		ASSERT_LE(stash_stat("bytes"), size, "within size=");
 		/* ...and goes on loading into the full stash. */
-		hook0 = stash_stat("hook_ns");
-		refused0 = refused;
-		if (!hostile_phase(r, round * 3 + 2, secs))
+		if (!ASSERT_GE(stash_trace_read(trace, NULL, NULL), fill, "fill loads traced"))
 			goto out;
-		refused = stash_stat("refused_full") - refused0;
-		ASSERT_EQ(refused, r->loads, "every load into the full stash refused and counted");
-		ASSERT_EQ(stash_stat("stored"), stored, "nothing more stored");
-		ASSERT_LE(stash_stat("bytes"), size, "still within size=");
-		hook_ns += stash_stat("hook_ns") - hook0;
-		refused_loads += refused;
+		refused0 = refused;
+		{
+			struct stash_trace_sum phase = {};
+
+			if (!hostile_phase(r, round * 3 + 2, secs))
+				goto out;
+			refused = stash_stat("refused_full") - refused0;
+			ASSERT_EQ(refused, r->loads,
+				  "every load into the full stash refused and counted");
+			ASSERT_EQ(stash_stat("stored"), stored, "nothing more stored");
+			ASSERT_LE(stash_stat("bytes"), size, "still within size=");
+			stash_trace_read(trace, stash_trace_add, &phase);
+			ASSERT_EQ(phase.n, r->loads, "one trace record per load");
+			ASSERT_EQ(phase.by_outcome[STASH_REFUSED_FULL], r->loads,
+				  "traced as refused_full");
+			ASSERT_EQ(phase.bytes + phase.hashed, 0, "refused: nothing stored or hashed");
+			hook.ns += phase.ns;
+			hook.n += phase.n;
+		}
 		full_p50[round] = hostile_p50(r, 0, &n);
 
 		/*
@@ -1116,13 +1134,15 @@ static void test_hostile_load(void)
 	test__note("median of %d rounds: p50 %.1f us into a full stash, %.1f us with no stash "
 		   "(x%.3f); the hook refusing a load: %.2f us",
 		   rounds, med_full, med_none, med_full / med_none,
-		   (double)hook_ns / refused_loads / 1e3);
+		   hook.ns / hook.n / 1e3);
+	ASSERT_EQ(stash_trace_lost(trace), 0, "no trace record lost");
 	/* What the stash adds to a refused load, measured in the kernel. */
-	ASSERT_LTF((double)hook_ns / refused_loads, med_none * 1e3 / 100,
+	ASSERT_LTF(hook.ns / hook.n, med_none * 1e3 / 100,
 		   "refusing costs the hook under 1% of a load");
 	ASSERT_LTF(med_full, med_none * 1.2 + 5, "a full stash costs a load no more than no stash");
 
 out:
+	stash_trace_close(trace);
 	stash_umount();
 	cg_enter(CG_ROOT);
 	rmdir(CG_LOADER);

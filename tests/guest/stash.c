@@ -28,6 +28,7 @@
 #include "../lib/proginfo.h"
 #include "../lib/stashfs.h"
 #include "../lib/entrycheck.h"
+#include "../lib/stashtrace.h"
 #include "../../tools/lib/bpfstash/libbpfstash.h"
 
 static void test_entries_match_info(void)
@@ -947,6 +948,182 @@ static void test_control_start_stop(void)
 	stash_umount();
 }
 
+/* The records of the tracepoint since the last read, copied. */
+struct trace_recs {
+	struct stash_trace_rec r[16];
+	int n;
+};
+
+static void trace_keep(const struct stash_trace_rec *r, void *ctx)
+{
+	struct trace_recs *t = ctx;
+
+	if (t->n < 16)
+		t->r[t->n] = *r;
+	t->n++;
+}
+
+static void hex_of(const __u8 *b, int n, char *out)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+/* Write @val to the tracefs file @name, truncating it; 0 or -errno. */
+static int tracefs_write(const char *name, const char *val)
+{
+	const char *dir = stash_tracefs();
+	char path[256];
+	int fd, err = 0;
+
+	if (!dir)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -errno;
+	if (*val && write(fd, val, strlen(val)) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* The line of ftrace's text for program @id, or -1. */
+static int ftrace_line(__u32 id, char *line, size_t size)
+{
+	const char *dir = stash_tracefs();
+	char want[32], path[256];
+	int found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trace", dir ? dir : "/sys/kernel/tracing");
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "bpfstash_store: id=%u ", id);
+	while (fgets(line, size, f))
+		if (strstr(line, want)) {
+			found = 0;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
+/*
+ * bpfstash:bpfstash_store, read through perf on every CPU as perf record
+ * -a would: one record per load while the store runs, none while it is
+ * stopped, its fields those of the entry and of the stats, and ftrace's
+ * text of the same event what its fields say.
+ */
+static void test_tracepoint(void)
+{
+	long long h0, h1, refused, hashed;
+	struct trace_recs t = {};
+	struct stash_trace *trace;
+	struct bpf_object *obj;
+	char hex[41], got[41], line[512], want[512];
+	const char *text;
+	__u32 id;
+	int fd, i;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	trace = stash_trace_open();
+	if (!ASSERT_TRUE(trace != NULL, "open bpfstash:bpfstash_store"))
+		goto out;
+	/* libbpf probes the kernel's features with loads, once per process. */
+	obj = test_prog_load("tiny", &fd);
+	if (obj)
+		bpf_object__close(obj);
+	stash_trace_read(trace, NULL, NULL);
+
+	/* Stored: the entry's name, its bytes, the bytes hashed. */
+	h0 = stash_stat("hashed_bytes");
+	obj = test_prog_load("subprogs", &fd);
+	if (!ASSERT_PTR_OK(obj, "load subprogs"))
+		goto out;
+	h1 = stash_stat("hashed_bytes");
+	id = prog_id_of(fd);
+	/* libbpf loads a probe of its own with every object: two loads. */
+	ASSERT_EQ(stash_trace_read(trace, trace_keep, &t), 2, "one record per load");
+	for (i = 0, hashed = 0; i < t.n && i < 16; i++)
+		hashed += t.r[i].hashed;
+	ASSERT_EQ(hashed, h1 - h0, "hashed: as the stats count");
+	for (i = 0; i < t.n && i < 16 && t.r[i].id != id; i++)
+		;
+	if (ASSERT_OK(stash_find_prog(id, hex), "entry") &&
+	    ASSERT_LT(i, t.n, "a record of the program")) {
+		t.r[0] = t.r[i];
+		hex_of(t.r[0].hash, 20, got);
+		ASSERT_EQ(t.r[0].id, id, "id");
+		ASSERT_STREQ(stash_trace_outcome(t.r[0].outcome), "stored", "outcome");
+		ASSERT_STREQ(got, hex, "hash: the entry's name");
+		ASSERT_EQ((long long)t.r[0].bytes, entry_held_bytes(fd), "bytes: the entry's");
+		ASSERT_GT(t.r[0].hashed, t.r[0].bytes / 2, "hashed: its content");
+		ASSERT_GT(t.r[0].hash_ns, 0, "hash_ns");
+		ASSERT_GT(t.r[0].ns, t.r[0].hash_ns, "ns, more than its hashing");
+		ASSERT_EQ(t.r[0].tid, (__u32)syscall(SYS_gettid), "in the loading task");
+	}
+	bpf_object__close(obj);
+
+	/* Refused: a full store stores and hashes nothing. */
+	refused = stash_stat("refused_full");
+	if (ASSERT_OK(stash_remount("max_entries=1"), "remount max_entries=1")) {
+		t.n = 0;
+		id = load_and_close("tp_refused");
+		ASSERT_EQ(stash_stat("refused_full"), refused + 1, "refused");
+		ASSERT_EQ(stash_trace_read(trace, trace_keep, &t), 1, "one record");
+		if (t.n == 1) {
+			static const __u8 zero[20];
+
+			ASSERT_EQ(t.r[0].id, id, "refused: id");
+			ASSERT_STREQ(stash_trace_outcome(t.r[0].outcome), "refused_full",
+				     "refused: outcome");
+			ASSERT_EQ(t.r[0].bytes + t.r[0].hashed + t.r[0].hash_ns, 0,
+				  "refused: nothing stored or hashed");
+			ASSERT_MEMEQ(t.r[0].hash, zero, 20, "refused: no hash");
+			ASSERT_STREQ(t.r[0].name, "tp_refused", "refused: name");
+		}
+		stash_remount("max_entries=65536");
+	}
+
+	/* ftrace's text of one event: what perf read of the same one. */
+	if (ASSERT_OK(tracefs_write("trace", ""), "clear ftrace") &&
+	    ASSERT_OK(tracefs_write("events/bpfstash/bpfstash_store/enable", "1"),
+		      "enable in ftrace")) {
+		t.n = 0;
+		id = load_and_close("tp_text");
+		tracefs_write("events/bpfstash/bpfstash_store/enable", "0");
+		stash_trace_read(trace, trace_keep, &t);
+		if (ASSERT_EQ(t.n, 1, "one record") &&
+		    ASSERT_OK(ftrace_line(id, line, sizeof(line)), "ftrace has it")) {
+			hex_of(t.r[0].hash, 20, got);
+			snprintf(want, sizeof(want),
+				 "bpfstash_store: id=%u name=%s outcome=%s hash=%s bytes=%llu "
+				 "hashed=%llu ns=%llu hash_ns=%llu\n",
+				 t.r[0].id, t.r[0].name, stash_trace_outcome(t.r[0].outcome), got,
+				 (unsigned long long)t.r[0].bytes, (unsigned long long)t.r[0].hashed,
+				 (unsigned long long)t.r[0].ns, (unsigned long long)t.r[0].hash_ns);
+			text = strstr(line, "bpfstash_store: ");
+			ASSERT_STREQ(text, want, "ftrace's text");
+		}
+	}
+
+	/* Stopped: the hook does not run, nothing is traced. */
+	if (ASSERT_OK(stash_control("off"), "stop")) {
+		t.n = 0;
+		load_and_close("tp_stopped");
+		ASSERT_EQ(stash_trace_read(trace, trace_keep, &t), 0, "no record while stopped");
+	}
+	ASSERT_EQ(stash_trace_lost(trace), 0, "no record lost");
+out:
+	stash_trace_close(trace);
+	stash_umount();
+}
+
 static const struct test tests[] = {
 	{ "entries_match_info", test_entries_match_info },
 	{ "external_programs", test_external_programs },
@@ -965,6 +1142,7 @@ static const struct test tests[] = {
 	{ "classic_bpf_not_stashed", test_classic_bpf_not_stashed },
 	{ "view_detached_keeps_entries", test_view_detached_keeps_entries },
 	{ "control_start_stop", test_control_start_stop },
+	{ "tracepoint", test_tracepoint },
 	{}
 };
 
