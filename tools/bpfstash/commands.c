@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "main.h"
+#include "decode.h"
 
 #define ADDR_FMT "%016" PRIx64
 
@@ -433,11 +434,126 @@ static void print_location(const struct bpfstash_entry *e, const struct bpfstash
 		printf("?\t\n");
 }
 
-static int resolve_one(struct bpfstash *stash, const char *arg)
+/* When a candidate's program was loaded: "LOAD..UNLOAD (boot +S..+S s)". */
+static void format_span(const struct bpfstash_candidate *c, char *buf, size_t size)
 {
+	char a[32], b[32] = "";
+	char ub[40] = "";
+
+	format_time(c->load_time_real, a, sizeof(a));
+	if (c->unload_time) {
+		format_time(c->unload_time_real, b, sizeof(b));
+		snprintf(ub, sizeof(ub), "+%llu.%09llu",
+			 (unsigned long long)(c->unload_time / 1000000000ull),
+			 (unsigned long long)(c->unload_time % 1000000000ull));
+	}
+	snprintf(buf, size, "%s..%s (boot +%llu.%09llu..%s s)%s", a, b,
+		 (unsigned long long)(c->load_time / 1000000000ull),
+		 (unsigned long long)(c->load_time % 1000000000ull), ub,
+		 c->unload_time ? "" : " still loaded");
+}
+
+void print_candidates(const struct bpfstash_candidates *cands, bool only_at_time)
+{
+	const struct bpfstash_candidate *c;
+	char when[160], a[32], b[32];
+	size_t i;
+
+	for (i = 0; (c = bpfstash_candidates_get(cands, i)); i++) {
+		if (only_at_time && !c->at_time)
+			continue;
+		if (json_wtr) {
+			jsonw_start_object(json_wtr);
+			jsonw_string_field(json_wtr, "hash", c->hash);
+			jsonw_string_field(json_wtr, "prog_name", c->prog_name);
+			jsonw_uint_field(json_wtr, "prog_id", c->prog_id);
+			jsonw_bool_field(json_wtr, "loaded", c->loaded);
+			jsonw_bool_field(json_wtr, "at_time", c->at_time);
+			json_hex_field("addr", c->addr);
+			jsonw_uint_field(json_wtr, "load_time_boot_ns", c->load_time);
+			jsonw_uint_field(json_wtr, "unload_time_boot_ns", c->unload_time);
+			format_time(c->load_time_real, a, sizeof(a));
+			format_time(c->unload_time_real, b, sizeof(b));
+			jsonw_string_field(json_wtr, "load_time", a);
+			jsonw_string_field(json_wtr, "unload_time", b);
+			jsonw_uint_field(json_wtr, "load_time_ns", c->load_time_real);
+			jsonw_uint_field(json_wtr, "unload_time_ns", c->unload_time_real);
+			jsonw_end_object(json_wtr);
+		} else {
+			format_span(c, when, sizeof(when));
+			fprintf(stderr, "  candidate %s %-16s %s\n", c->hash,
+				c->prog_name[0] ? c->prog_name : "-", when);
+		}
+	}
+}
+
+int parse_at(const char *arg, struct bpfstash_resolve_opts *o)
+{
+	if (decode_parse_time(arg, strlen(arg), o))
+		return usage_error("--at '%s' is not a time: SECONDS.FRACTION since boot, "
+				   "@SECONDS since the epoch, or YYYY-MM-DDTHH:MM:SS[.F][Z] (UTC)",
+				   arg);
+	return EXIT_OK;
+}
+
+/* Report a failed time-aware resolution; returns EXIT_*. */
+static int report_unresolved(int err, const char *what, const struct bpfstash_resolve_opts *o,
+			     const struct bpfstash_candidates *cands)
+{
+	size_t n = bpfstash_candidates_count(cands);
+
+	if (err == -EADDRNOTAVAIL) {
+		if (json_wtr) {
+			jsonw_start_object(json_wtr);
+			jsonw_string_field(json_wtr, "query", what);
+			jsonw_string_field(json_wtr, "error", o->clock ?
+					   "ambiguous: several entries held it at that time" :
+					   "ambiguous: the address was reused; give a time (--at)");
+			jsonw_name(json_wtr, "candidates");
+			jsonw_start_array(json_wtr);
+			print_candidates(cands, true);
+			jsonw_end_array(json_wtr);
+			jsonw_end_object(json_wtr);
+		} else {
+			fprintf(stderr, "Error: %s: ambiguous: held by %zu entries%s\n", what, n,
+				o->clock ? " at that time" : "; give a time (--at)");
+			print_candidates(cands, true);
+		}
+		return EXIT_FAIL;
+	}
+	if (err == -ENOENT && n) {
+		if (json_wtr) {
+			jsonw_start_object(json_wtr);
+			jsonw_string_field(json_wtr, "query", what);
+			jsonw_string_field(json_wtr, "error", "no entry held it at that time");
+			jsonw_name(json_wtr, "candidates");
+			jsonw_start_array(json_wtr);
+			print_candidates(cands, false);
+			jsonw_end_array(json_wtr);
+			jsonw_end_object(json_wtr);
+		} else {
+			fprintf(stderr, "Error: %s: no entry held it at that time; %zu did at other "
+				"times:\n", what, n);
+			print_candidates(cands, false);
+		}
+		return EXIT_FAIL;
+	}
+	if (err == -ENOENT) {
+		p_err("%s: in no entry of %s", what, opts.root);
+		return EXIT_FAIL;
+	}
+	p_err("%s: %s", opts.root, strerror(-err));
+	return EXIT_NOSTASH;
+}
+
+static int resolve_one(struct bpfstash *stash, const char *arg,
+		       const struct bpfstash_resolve_opts *when)
+{
+	struct bpfstash_candidates *cands = NULL;
 	struct bpfstash_location loc;
 	struct bpfstash_entry *e;
 	const char *plus = strchr(arg, '+');
+	char what[32];
 	uint64_t v;
 	int err, ret;
 
@@ -464,34 +580,37 @@ static int resolve_one(struct bpfstash *stash, const char *arg)
 	}
 	if (!parse_hex(arg, &v))
 		return usage_error("'%s' is not an address or HASH+OFFSET", arg);
-	err = bpfstash_resolve(stash, v, &e, &loc);
-	if (err == -ENOENT) {
-		p_err(ADDR_FMT ": in no entry of %s", v, opts.root);
-		return EXIT_FAIL;
-	}
+	/* Never a guess: a reused address without a time is ambiguous. */
+	err = bpfstash_resolve_at(stash, v, when, &e, &loc, &cands);
 	if (err) {
-		p_err("%s: %s", opts.root, strerror(-err));
-		return EXIT_NOSTASH;
+		snprintf(what, sizeof(what), ADDR_FMT, v);
+		ret = report_unresolved(err, what, when, cands);
+		bpfstash_candidates_free(cands);
+		return ret;
 	}
 	print_location(e, &loc);
 	bpfstash_entry_free(e);
+	bpfstash_candidates_free(cands);
 	return EXIT_OK;
 }
 
 int do_resolve(int argc, char **argv)
 {
+	struct bpfstash_resolve_opts when = { .sz = sizeof(when) };
 	struct bpfstash *stash;
 	int i, ret, worst = EXIT_OK;
 
 	if (!argc)
 		return usage_error("resolve needs an ADDR or HASH+OFFSET");
+	if (opts.at && parse_at(opts.at, &when))
+		return EXIT_USAGE;
 	ret = stash_open(&stash);
 	if (ret)
 		return ret;
 	if (json_wtr)
 		jsonw_start_array(json_wtr);
 	for (i = 0; i < argc; i++) {
-		ret = resolve_one(stash, argv[i]);
+		ret = resolve_one(stash, argv[i], &when);
 		/* the gravest wins: usage, then no stash, then not found */
 		if (ret == EXIT_USAGE || (ret && worst != EXIT_USAGE && ret > worst))
 			worst = ret;

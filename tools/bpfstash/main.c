@@ -219,16 +219,24 @@ static int do_help(int argc, char **argv)
 	       "                            offset into an entry's jited file\n"
 	       "  verify [HASH...]          recompute the hashes (all entries by default)\n"
 	       "  export HASH... --to DIR   write ELF files into DIR/.build-id/xx/yyyy.debug\n"
+	       "  decode [-s] [--at TIME]   copy stdin to stdout, each BPF frame of a stack\n"
+	       "                            trace (dmesg, oops, bpftrace, /proc/PID/stack, perf\n"
+	       "                            script) followed by file:line:col (-s: and source)\n"
 	       "  help                      this text\n"
 	       "\n"
 	       "  HASH is an entry's name, or a unique prefix of at least 4 hex digits;\n"
 	       "  ADDR and OFF are hex (0x optional for ADDR; OFF: 0x for hex, else decimal).\n"
+	       "  An address reused by several entries is ambiguous (exit 1, the candidates\n"
+	       "  listed) unless a time says whose it was.  TIME: 123.456 seconds since boot\n"
+	       "  (as dmesg prints it), @EPOCH_SECONDS[.F], or YYYY-MM-DDTHH:MM:SS[.F][Z] (UTC).\n"
 	       "\n"
 	       "Options:\n"
 	       "  -r, --root DIR   the stash (default " BPFSTASH_DEFAULT_ROOT "), or a copy of it\n"
 	       "  -j, --json       JSON output\n"
 	       "  -p, --pretty     indented JSON output (implies --json)\n"
 	       "  -t, --to DIR     export's destination\n"
+	       "  -a, --at TIME    resolve and decode: when the address was seen\n"
+	       "  -s, --source     decode: append the source line too\n"
 	       "  -v, --verbose    let libbpf print its warnings\n"
 	       "  -V, --version    print the version\n"
 	       "  -h, --help       print this help\n"
@@ -269,6 +277,7 @@ static const struct cmd commands[] = {
 	{ "resolve",	do_resolve },
 	{ "verify",	do_verify },
 	{ "export",	do_export },
+	{ "decode",	do_decode },
 	{ "help",	do_help },
 	{ "version",	do_version },
 	{ NULL }
@@ -309,6 +318,8 @@ int main(int argc, char **argv)
 		{ "pretty",	no_argument,		NULL, 'p' },
 		{ "root",	required_argument,	NULL, 'r' },
 		{ "to",		required_argument,	NULL, 't' },
+		{ "at",		required_argument,	NULL, 'a' },
+		{ "source",	no_argument,		NULL, 's' },
 		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ "help",	no_argument,		NULL, 'h' },
@@ -324,7 +335,7 @@ int main(int argc, char **argv)
 		return EXIT_FAIL;
 	opterr = 0;
 	/* "-" returns non-options in order as 1: options go anywhere. */
-	while ((opt = getopt_long(argc, argv, "-jpr:t:vVh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "-jpr:t:a:svVh", options, NULL)) != -1) {
 		switch (opt) {
 		case 1:
 			args[nargs++] = optarg;
@@ -342,6 +353,12 @@ int main(int argc, char **argv)
 		case 't':
 			opts.to = optarg;
 			break;
+		case 'a':
+			opts.at = optarg;
+			break;
+		case 's':
+			opts.source = true;
+			break;
 		case 'v':
 			opts.verbose = true;
 			break;
@@ -352,7 +369,7 @@ int main(int argc, char **argv)
 			help = true;
 			break;
 		default:
-			if (optopt && strchr("rt", optopt))
+			if (optopt && strchr("rta", optopt))
 				ret = usage_error("option '%s' needs an argument", argv[optind - 1]);
 			else
 				ret = usage_error("unknown option '%s'", argv[optind - 1]);

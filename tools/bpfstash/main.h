@@ -29,6 +29,8 @@ struct opts {
 	bool json;
 	bool pretty;
 	bool verbose;
+	const char *at;		/* resolve, decode --at TIME */
+	bool source;		/* decode -s */
 };
 
 extern struct opts opts;
@@ -62,5 +64,11 @@ int do_render(int argc, char **argv);
 int do_resolve(int argc, char **argv);
 int do_verify(int argc, char **argv);
 int do_export(int argc, char **argv);
+int do_decode(int argc, char **argv);
+
+/* Print the candidates of an ambiguous resolution (text: on stderr). */
+void print_candidates(const struct bpfstash_candidates *c, bool only_at_time);
+/* --at TIME into @o; reports and returns EXIT_USAGE if it is no time. */
+int parse_at(const char *arg, struct bpfstash_resolve_opts *o);
 
 #endif

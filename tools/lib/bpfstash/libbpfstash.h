@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define LIBBPFSTASH_MAJOR_VERSION 0
-#define LIBBPFSTASH_MINOR_VERSION 1
+#define LIBBPFSTASH_MINOR_VERSION 2
 
 #define BPFSTASH_DEFAULT_ROOT "/sys/fs/bpfstash"
 #define BPFSTASH_HEX_LEN (BPFSTASH_HASH_SIZE * 2)
@@ -161,11 +161,88 @@ int bpfstash_entry_line(const struct bpfstash_entry *entry, uint32_t i,
 
 /*
  * Find the entry whose code holds @addr: a loaded program's if there is
- * one, else the most recently loaded.  Returns the entry (free it) and
+ * one, else the most recently loaded.  This guesses when the address was
+ * reused: bpfstash_resolve_at() says so instead.  Returns the entry (free it) and
  * fills @loc, or -ENOENT.
  */
 int bpfstash_resolve(struct bpfstash *stash, uint64_t addr,
 		     struct bpfstash_entry **entry, struct bpfstash_location *loc);
+
+/*
+ * Time-aware resolution.  Addresses are reused once a program is unloaded,
+ * so an address (or a kallsyms name and offset) can be held by several
+ * entries; each entry's meta says when its program was loaded and unloaded
+ * (unload time 0: still loaded, open-ended).  A time picks the entry whose
+ * program held the address then; without one, an address held by several
+ * entries is ambiguous, and reported as such, never decided silently.
+ */
+enum bpfstash_clock {
+	BPFSTASH_CLOCK_NONE,		/* no time given */
+	BPFSTASH_CLOCK_BOOTTIME,	/* ns since boot: meta.load_time, unload_time */
+	BPFSTASH_CLOCK_REALTIME,	/* ns since the epoch: meta.*_time_real */
+};
+
+/*
+ * Options of bpfstash_resolve_at() and bpfstash_resolve_symbol(), as
+ * libbpf's: sz is sizeof(struct bpfstash_resolve_opts) of the caller's
+ * header, so the struct can grow.  NULL: no time.
+ */
+struct bpfstash_resolve_opts {
+	size_t sz;
+	enum bpfstash_clock clock;
+	uint64_t time_ns;
+	/*
+	 * The time is anywhere in [time_ns, time_ns + span_ns]: the precision
+	 * it was printed with (dmesg truncates to microseconds: 999 ns).
+	 */
+	uint64_t span_ns;
+};
+
+/* An entry that holds the address looked up (or the symbol). */
+struct bpfstash_candidate {
+	char hash[BPFSTASH_HEX_LEN + 1];
+	char prog_name[BPFSTASH_NAME_LEN];
+	uint32_t prog_id;
+	bool loaded;
+	bool at_time;		/* its lifetime covers the time (true without one) */
+	uint64_t load_time;	/* meta's four times */
+	uint64_t unload_time;
+	uint64_t load_time_real;
+	uint64_t unload_time_real;
+	uint64_t addr;		/* the address in this entry */
+	uint32_t func;		/* the function holding it */
+};
+
+struct bpfstash_candidates;
+size_t bpfstash_candidates_count(const struct bpfstash_candidates *cands);
+/* The @i-th candidate, by load time; NULL past the last. */
+const struct bpfstash_candidate *bpfstash_candidates_get(const struct bpfstash_candidates *cands,
+							 size_t i);
+void bpfstash_candidates_free(struct bpfstash_candidates *cands);
+
+/*
+ * Find the entry whose program held @addr at the time in @opts (NULL or
+ * BPFSTASH_CLOCK_NONE: at any time).  Entries that cannot be loaded whole
+ * are no answer.  Returns 0 with *@entry (free it) and @loc filled;
+ * -EADDRNOTAVAIL if several entries qualify; -ENOENT if none does (with a
+ * time: perhaps some hold it at other times); -EINVAL for bad @opts; or
+ * the error of listing the stash.  @cands (may be NULL) receives, whatever
+ * the result, every entry that holds the address, with at_time set for
+ * those that qualified (free it with bpfstash_candidates_free()).
+ */
+int bpfstash_resolve_at(struct bpfstash *stash, uint64_t addr,
+			const struct bpfstash_resolve_opts *opts, struct bpfstash_entry **entry,
+			struct bpfstash_location *loc, struct bpfstash_candidates **cands);
+
+/*
+ * The same for a kallsyms name and offset, as stack traces print them
+ * (bpf_prog_<tag>_<name>+@off/@size): the entries with a function of that
+ * name, of @size bytes unless @size is 0, holding @off.
+ */
+int bpfstash_resolve_symbol(struct bpfstash *stash, const char *symbol, uint64_t off,
+			    uint64_t size, const struct bpfstash_resolve_opts *opts,
+			    struct bpfstash_entry **entry, struct bpfstash_location *loc,
+			    struct bpfstash_candidates **cands);
 
 /*
  * The text files the kernel generates in an entry directory, rendered from

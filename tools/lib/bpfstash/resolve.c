@@ -6,6 +6,7 @@
  * lookup is a binary search: profilers resolve many samples per entry.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -308,4 +309,245 @@ out:
 	free(cands);
 	bpfstash_names_free(names);
 	return err;
+}
+
+/*
+ * Time-aware resolution: every entry that holds the address is a
+ * candidate; the time, if any, keeps those whose program was loaded then.
+ */
+struct bpfstash_candidates {
+	size_t n, cap;
+	struct bpfstash_candidate *v;
+};
+
+size_t bpfstash_candidates_count(const struct bpfstash_candidates *c)
+{
+	return c ? c->n : 0;
+}
+
+const struct bpfstash_candidate *bpfstash_candidates_get(const struct bpfstash_candidates *c,
+							 size_t i)
+{
+	return c && i < c->n ? &c->v[i] : NULL;
+}
+
+void bpfstash_candidates_free(struct bpfstash_candidates *c)
+{
+	if (!c)
+		return;
+	free(c->v);
+	free(c);
+}
+
+/* What is looked up: an address, or a kallsyms name, offset and size. */
+struct query {
+	uint64_t addr;
+	const char *symbol;
+	uint64_t size;
+};
+
+/*
+ * The function of entry @name that holds the query, from its meta and
+ * funcs files alone (the full load of a match checks everything).
+ */
+static bool quick_match(int dirfd, const char *name, const struct query *q,
+			struct bpfstash_candidate *c)
+{
+	const struct bpfstash_func *f;
+	struct bpfstash_meta *m;
+	void *meta, *funcs;
+	size_t msize, fsize, names_len;
+	const char *names;
+	bool found = false;
+	uint32_t i, n;
+
+	if (bst_read_file_at(dirfd, name, "meta", sizeof(*m), &meta, &msize))
+		return false;
+	if (msize != sizeof(*m) ||
+	    bst_read_file_at(dirfd, name, "funcs", BST_FUNCS_MAX, &funcs, &fsize)) {
+		free(meta);
+		return false;
+	}
+	m = meta;
+	f = funcs;
+	n = m->content.nr_funcs;
+	if (n > BPFSTASH_MAX_FUNCS || fsize < (size_t)n * sizeof(*f))
+		n = 0;
+	names = (const char *)(f + n);
+	names_len = fsize - (size_t)n * sizeof(*f);
+	for (i = 0; i < n && !found; i++) {
+		if (!q->symbol) {
+			found = q->addr >= f[i].addr && q->addr - f[i].addr < f[i].len;
+			c->addr = q->addr;
+		} else {
+			size_t len = strlen(q->symbol);
+
+			found = f[i].name_off < names_len && names_len - f[i].name_off > len &&
+				!memcmp(names + f[i].name_off, q->symbol, len + 1) &&
+				(!q->size || q->size == f[i].len) && q->addr < f[i].len;
+			c->addr = f[i].addr + q->addr;
+		}
+		c->func = i;
+	}
+	if (found) {
+		memset(c->hash, 0, sizeof(c->hash));
+		memcpy(c->hash, name, BPFSTASH_HEX_LEN);
+		memcpy(c->prog_name, m->content.name, sizeof(c->prog_name));
+		c->prog_name[sizeof(c->prog_name) - 1] = '\0';
+		c->prog_id = m->prog_id;
+		c->loaded = m->flags & BPFSTASH_META_LOADED;
+		c->load_time = m->load_time;
+		c->unload_time = m->unload_time;
+		c->load_time_real = m->load_time_real;
+		c->unload_time_real = m->unload_time_real;
+	}
+	free(meta);
+	free(funcs);
+	return found;
+}
+
+/* Whether [t, t + span] meets the candidate's lifetime [load, unload]. */
+static bool alive_at(const struct bpfstash_candidate *c, const struct bpfstash_resolve_opts *o)
+{
+	uint64_t load, unload, end = o->time_ns + o->span_ns;
+
+	if (end < o->time_ns)
+		end = UINT64_MAX;
+	if (o->clock == BPFSTASH_CLOCK_BOOTTIME) {
+		load = c->load_time;
+		unload = c->unload_time;
+	} else {
+		load = c->load_time_real;
+		unload = c->unload_time_real;
+	}
+	return end >= load && (!unload || o->time_ns <= unload);
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct bpfstash_candidate *x = a, *y = b;
+
+	if (x->load_time_real != y->load_time_real)
+		return x->load_time_real < y->load_time_real ? -1 : 1;
+	return strcmp(x->hash, y->hash);
+}
+
+static int resolve_query(struct bpfstash *s, const struct query *q,
+			 const struct bpfstash_resolve_opts *uopts, struct bpfstash_entry **out,
+			 struct bpfstash_location *loc, struct bpfstash_candidates **cands_out)
+{
+	struct bpfstash_resolve_opts o = { .sz = sizeof(o) };
+	struct bpfstash_candidates *cands;
+	struct bpfstash_entry *e, *best = NULL;
+	struct bpfstash_location l, best_loc;
+	size_t count, i, nmatch = 0;
+	char **names;
+	int err;
+
+	*out = NULL;
+	if (cands_out)
+		*cands_out = NULL;
+	if (uopts) {
+		const char *extra = (const char *)uopts + sizeof(o);
+
+		if (uopts->sz < sizeof(o)) {
+			/* an older, smaller struct: its fields, zeros for the rest */
+			if (uopts->sz < offsetof(struct bpfstash_resolve_opts, span_ns))
+				return -EINVAL;
+			memcpy(&o, uopts, uopts->sz);
+		} else {
+			for (i = 0; i < uopts->sz - sizeof(o); i++)
+				if (extra[i])	/* a newer field we do not know */
+					return -EINVAL;
+			memcpy(&o, uopts, sizeof(o));
+		}
+		if (o.clock > BPFSTASH_CLOCK_REALTIME)
+			return -EINVAL;
+	}
+	cands = calloc(1, sizeof(*cands));
+	if (!cands)
+		return -ENOMEM;
+	err = bpfstash_list(s, &names, &count);
+	if (err) {
+		free(cands);
+		return err;
+	}
+	for (i = 0; i < count; i++) {
+		struct bpfstash_candidate c;
+
+		if (!quick_match(s->dirfd, names[i], q, &c))
+			continue;
+		/* An entry that does not load whole is no answer. */
+		if (bpfstash_entry_load(s, names[i], 0, &e))
+			continue;
+		if (bpfstash_entry_resolve(e, c.addr, &l)) {
+			bpfstash_entry_free(e);
+			continue;
+		}
+		c.at_time = o.clock == BPFSTASH_CLOCK_NONE || alive_at(&c, &o);
+		if (cands->n == cands->cap) {
+			size_t cap = cands->cap ? 2 * cands->cap : 4;
+			struct bpfstash_candidate *v = realloc(cands->v, cap * sizeof(*v));
+
+			if (!v) {
+				bpfstash_entry_free(e);
+				err = -ENOMEM;
+				goto out;
+			}
+			cands->v = v;
+			cands->cap = cap;
+		}
+		cands->v[cands->n++] = c;
+		if (c.at_time && !nmatch++) {
+			best = e;
+			best_loc = l;
+		} else {
+			bpfstash_entry_free(e);
+		}
+	}
+	if (cands->n > 1)
+		qsort(cands->v, cands->n, sizeof(*cands->v), cmp_cand);
+	if (nmatch == 1) {
+		*out = best;
+		*loc = best_loc;
+		best = NULL;
+		err = 0;
+	} else {
+		err = nmatch ? -EADDRNOTAVAIL : -ENOENT;
+	}
+out:
+	bpfstash_entry_free(best);
+	bpfstash_names_free(names);
+	if (!err || err == -EADDRNOTAVAIL || err == -ENOENT) {
+		if (cands_out) {
+			*cands_out = cands;
+			cands = NULL;
+		}
+	}
+	bpfstash_candidates_free(cands);
+	return err;
+}
+
+int bpfstash_resolve_at(struct bpfstash *s, uint64_t addr, const struct bpfstash_resolve_opts *opts,
+			struct bpfstash_entry **entry, struct bpfstash_location *loc,
+			struct bpfstash_candidates **cands)
+{
+	struct query q = { .addr = addr };
+
+	return resolve_query(s, &q, opts, entry, loc, cands);
+}
+
+int bpfstash_resolve_symbol(struct bpfstash *s, const char *symbol, uint64_t off, uint64_t size,
+			    const struct bpfstash_resolve_opts *opts, struct bpfstash_entry **entry,
+			    struct bpfstash_location *loc, struct bpfstash_candidates **cands)
+{
+	struct query q = { .addr = off, .symbol = symbol, .size = size };
+
+	if (!symbol || !*symbol) {
+		*entry = NULL;
+		if (cands)
+			*cands = NULL;
+		return -EINVAL;
+	}
+	return resolve_query(s, &q, opts, entry, loc, cands);
 }

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * bpfstash decode: finding BPF frames in text (stack traces of oops, WARN
+ * and dmesg, bpftrace's kstack, /proc/PID/stack, perf script), and the
+ * times they were printed at.  Pure functions of their input, which is
+ * untrusted: tests/fuzz/fuzz_decode.c runs them on anything.
+ */
+#ifndef BPFSTASH_TOOL_DECODE_H
+#define BPFSTASH_TOOL_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libbpfstash.h"
+
+/* Longest kallsyms name (KSYM_NAME_LEN). */
+#define DECODE_SYM_MAX 512
+/* Longer lines are copied through without being looked at. */
+#define DECODE_LINE_MAX (64u << 10)
+
+struct decode_frame {
+	bool has_symbol;	/* bpf_prog_<tag>_<name>+off[/size] */
+	char symbol[DECODE_SYM_MAX];
+	uint64_t off;
+	uint64_t size;		/* 0: not given */
+	bool has_addr;		/* a kernel address: 0xffff... or ffff..., 16 digits */
+	uint64_t addr;
+	bool has_time;		/* "[  123.456789]" at the start (after "<N>") */
+	struct bpfstash_resolve_opts when;
+};
+
+/* Find the first BPF frame of @line (@len bytes, may hold NULs); false if none. */
+bool decode_scan(const char *line, size_t len, struct decode_frame *f);
+
+/*
+ * A time: "123.456" seconds since boot (CLOCK_BOOTTIME), "@1733000000.5"
+ * seconds since the epoch, or an ISO 8601 UTC date
+ * "2026-12-01T02:08:48[.frac][Z]" (or with a space for the T).  The span
+ * is the precision written (123.456: 999999 ns).  0 or -EINVAL.
+ */
+int decode_parse_time(const char *s, size_t len, struct bpfstash_resolve_opts *o);
+
+#endif
