@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bpfstash decode and resolve --at, driven as a user would, on copies of
+ * the fixtures with known load/unload windows (tiny 100..200 s, large from
+ * 300 s and still loaded: tiny's image lies inside large's).  The expected
+ * annotations come from the library's per-entry resolution of the same
+ * address (checked against bpftool in test_resolve), never from decode.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "libbpfstash.h"
+#include "fixtures.h"
+
+#ifndef BPFSTASH_BIN
+#error "BPFSTASH_BIN must name the bpfstash binary"
+#endif
+
+#define NS 1000000000ull
+#define EPOCH (1700000000ull * NS)
+
+static int sh(const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&cmd, fmt, ap) > 0);
+	va_end(ap);
+	st = system(cmd);
+	free(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+struct scene {
+	char dir[64];
+	struct fixture fx[3];	/* tiny, large, subprogs */
+	struct bpfstash_entry *e[3];
+	uint64_t shared;
+};
+
+static void set_times(const char *dir, const char *hash, uint64_t load, uint64_t unload)
+{
+	struct bpfstash_meta *m;
+	char path[512];
+	size_t size;
+
+	snprintf(path, sizeof(path), "%s/%s/meta", dir, hash);
+	m = fixture_read_path(path, &size);
+	assert_int_equal(size, sizeof(*m));
+	m->load_time = load * NS;
+	m->load_time_real = EPOCH + load * NS;
+	m->unload_time = unload * NS;
+	m->unload_time_real = unload ? EPOCH + unload * NS : 0;
+	m->flags = unload ? m->flags & ~BPFSTASH_META_LOADED : m->flags | BPFSTASH_META_LOADED;
+	fixture_write_path(path, m, size);
+	free(m);
+}
+
+static int setup(void **state)
+{
+	static const char *const names[] = { "tiny", "large", "subprogs" };
+	struct scene *sc = calloc(1, sizeof(*sc));
+	int i;
+
+	assert_non_null(sc);
+	strcpy(sc->dir, "/tmp/bpfstash-decode-XXXXXX");
+	assert_non_null(mkdtemp(sc->dir));
+	for (i = 0; i < 3; i++) {
+		fixture_get(names[i], &sc->fx[i]);
+		sc->e[i] = fixture_load(&sc->fx[i]);
+		fixture_copy(&sc->fx[i], sc->dir);
+	}
+	set_times(sc->dir, sc->fx[0].hash, 100, 200);
+	set_times(sc->dir, sc->fx[1].hash, 300, 0);
+	sc->shared = bpfstash_entry_func(sc->e[0], 0)->addr + 8;
+	*state = sc;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct scene *sc = *state;
+	int i;
+
+	fixture_rmtree(sc->dir);
+	for (i = 0; i < 3; i++)
+		bpfstash_entry_free(sc->e[i]);
+	free(sc);
+	return 0;
+}
+
+/* " file:line:col" (": source" with @src) of @addr in entry @e, as decode must append it. */
+static void note(const struct bpfstash_entry *e, uint64_t addr, bool src, char *buf, size_t size)
+{
+	struct bpfstash_location loc;
+
+	assert_int_equal(bpfstash_entry_resolve(e, addr, &loc), 0);
+	assert_true(loc.has_line);
+	snprintf(buf, size, " %s:%u:%u%s%s", loc.file, loc.line, loc.col, src ? ": " : "",
+		 src ? loc.source : "");
+}
+
+/* A growing buffer of bytes (NULs allowed). */
+struct buf {
+	char *p;
+	size_t len;
+};
+
+static void put(struct buf *b, const void *s, size_t n)
+{
+	b->p = realloc(b->p, b->len + n + 1);
+	assert_non_null(b->p);
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static void puts_(struct buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+/* Input line @in; expected output: @in with @ann before its end. */
+static void line(struct buf *in, struct buf *want, const char *text, const char *ann,
+		 const char *eol)
+{
+	puts_(in, text);
+	puts_(in, eol);
+	puts_(want, text);
+	puts_(want, ann);
+	puts_(want, eol);
+}
+
+/* Run decode on @in with @args; its output must be @want, byte for byte. */
+static void check_decode(struct scene *sc, const struct buf *in, const struct buf *want,
+			 const char *args)
+{
+	char inp[600], outp[600];
+	size_t size;
+	char *out;
+
+	snprintf(inp, sizeof(inp), "%s/in", sc->dir);
+	snprintf(outp, sizeof(outp), "%s/out", sc->dir);
+	fixture_write_path(inp, in->p, in->len);
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s decode %s < %s > %s", sc->dir, args, inp,
+			    outp), 0);
+	out = fixture_read_path(outp, &size);
+	if (size != want->len || memcmp(out, want->p, size)) {
+		char cmd[1400];
+
+		snprintf(cmd, sizeof(cmd), "%s/want", sc->dir);
+		fixture_write_path(cmd, want->p, want->len);
+		snprintf(cmd, sizeof(cmd), "diff -a %s/want %s >&2", sc->dir, outp);
+		(void)!system(cmd);
+		fail_msg("decode %s: the output differs (%zu bytes, expected %zu)", args, size,
+			 want->len);
+	}
+	free(out);
+}
+
+/* Every input format, each frame with its expected annotation. */
+static void test_formats(void **state)
+{
+	struct scene *sc = *state;
+	const struct bpfstash_entry *tiny = sc->e[0], *large = sc->e[1], *sub = sc->e[2];
+	const struct bpfstash_func *ft = bpfstash_entry_func(tiny, 0);
+	const struct bpfstash_func *fl = bpfstash_entry_func(large, 0);
+	const struct bpfstash_func *fs0 = bpfstash_entry_func(sub, 0);
+	const struct bpfstash_func *fs1 = bpfstash_entry_func(sub, 1);
+	const char *nt = bpfstash_entry_func_name(tiny, 0);
+	const char *nl = bpfstash_entry_func_name(large, 0);
+	const char *ns0 = bpfstash_entry_func_name(sub, 0);
+	const char *ns1 = bpfstash_entry_func_name(sub, 1);
+	uint64_t lo = sc->shared - fl->addr;	/* the shared address, in large */
+	struct buf in = {}, want = {};
+	char t[1024], a[2048];
+	int src;
+
+	for (src = 0; src < 2; src++) {
+		in.len = want.len = 0;
+		/* oops / WARN / dmesg: the line's time picks the entry */
+		line(&in, &want, "[  150.000000] Call Trace:", "", "\n");
+		snprintf(t, sizeof(t), "[  150.123456]  %s+0x8/0x%x", nt, ft->len);
+		note(tiny, ft->addr + 8, src, a, sizeof(a));
+		line(&in, &want, t, a, "\n");
+		snprintf(t, sizeof(t), "[  350.123456]  ? %s+0x%llx/0x%x", nl,
+			 (unsigned long long)lo, fl->len);
+		note(large, sc->shared, src, a, sizeof(a));
+		line(&in, &want, t, a, "\n");
+		snprintf(t, sizeof(t), "<4>[  350.1] RIP: 0010:%s+0x%llx/0x%x", nl,
+			 (unsigned long long)lo, fl->len);
+		line(&in, &want, t, a, "\n");
+		/* a raw address: by the time on the line */
+		snprintf(t, sizeof(t), "[  150.5] 0x%llx", (unsigned long long)sc->shared);
+		note(tiny, sc->shared, src, a, sizeof(a));
+		line(&in, &want, t, a, "\n");
+		snprintf(t, sizeof(t), "[  350.5] %llx", (unsigned long long)sc->shared);
+		note(large, sc->shared, src, a, sizeof(a));
+		line(&in, &want, t, a, "\n");
+		/* ... and without one: ambiguous, never a guess */
+		snprintf(t, sizeof(t), "ip %llx", (unsigned long long)sc->shared);
+		line(&in, &want, t, " (ambiguous: 2 entries)", "\n");
+		/* between the windows */
+		snprintf(t, sizeof(t), "[  250.000000] %llx", (unsigned long long)sc->shared);
+		line(&in, &want, t, " (not loaded at that time: 2 entries at other times)", "\n");
+		/* bpftrace kstack: decimal offset, no size */
+		snprintf(t, sizeof(t), "        %s+%u", ns1, 34);
+		note(sub, fs1->addr + 34, src, a, sizeof(a));
+		line(&in, &want, t, a, "\n");
+		/* /proc/PID/stack */
+		snprintf(t, sizeof(t), "[<0>] %s+0x1c/0x%x", ns0, fs0->len);
+		note(sub, fs0->addr + 0x1c, src, a, sizeof(a));
+		line(&in, &want, t, a, "\n");
+		/* perf script: the sample header's time holds for its callchain */
+		line(&in, &want, "swapper     0 [000]   150.250000:     250000 cpu-clock:", "", "\n");
+		snprintf(t, sizeof(t), "\t%llx %s+0x8 ([kernel.kallsyms])",
+			 (unsigned long long)sc->shared, nt);
+		note(tiny, sc->shared, src, a, sizeof(a));
+		line(&in, &want, t, a, "\n");
+		snprintf(t, sizeof(t), "\t%llx %s+0x1c (%s)", (unsigned long long)fs0->addr + 0x1c,
+			 ns0, ns0);
+		note(sub, fs0->addr + 0x1c, src, a, sizeof(a));
+		line(&in, &want, t, a, "\n");
+		snprintf(t, sizeof(t), "\t%llx [unknown] (%s)", (unsigned long long)sc->shared, nt);
+		note(tiny, sc->shared, src, a, sizeof(a));
+		line(&in, &want, t, a, "\n");
+		line(&in, &want, "", "", "\n");
+		/* a CRLF line: the annotation before the CR */
+		snprintf(t, sizeof(t), "[<0>] %s+0x1c/0x%x", ns0, fs0->len);
+		note(sub, fs0->addr + 0x1c, src, a, sizeof(a));
+		line(&in, &want, t, a, "\r\n");
+		/* not ours: a wrong size, a name nobody has, a kernel address, text */
+		snprintf(t, sizeof(t), "[<0>] %s+0x1c/0x%x", ns0, fs0->len + 1);
+		line(&in, &want, t, "", "\n");
+		line(&in, &want, " bpf_prog_0123456789abcdef_nobody+0x10/0x20", "", "\n");
+		line(&in, &want, "RAX: ffff888100000000 RBX: 0000000000000000", "", "\n");
+		line(&in, &want, "[    1.000000]  do_syscall_64+0x82/0x190", "", "\n");
+		put(&in, "bin\0ary\x01\xff\n", 11);
+		put(&want, "bin\0ary\x01\xff\n", 11);
+		/* a last line without its end */
+		snprintf(t, sizeof(t), "        %s+%u", ns1, 34);
+		note(sub, fs1->addr + 34, src, a, sizeof(a));
+		line(&in, &want, t, a, "");
+		check_decode(sc, &in, &want, src ? "-s" : "");
+	}
+	/* --at decides for the lines without a time */
+	in.len = want.len = 0;
+	snprintf(t, sizeof(t), "ip %llx", (unsigned long long)sc->shared);
+	note(large, sc->shared, 0, a, sizeof(a));
+	line(&in, &want, t, a, "\n");
+	check_decode(sc, &in, &want, "--at 400");
+	in.len = want.len = 0;
+	note(tiny, sc->shared, 0, a, sizeof(a));
+	line(&in, &want, t, a, "\n");
+	check_decode(sc, &in, &want, "--at @1700000120");
+	free(in.p);
+	free(want.p);
+}
+
+/* Junk in, the same junk out: binary, NULs, 1 MB lines, no end of line. */
+static void test_junk(void **state)
+{
+	struct scene *sc = *state;
+	struct buf in = {}, want = {};
+	char t[256];
+	size_t i;
+
+	srand(22);
+	for (i = 0; i < (1u << 20); i++) {
+		char c = rand() & 0xff;
+
+		put(&in, &c, 1);
+	}
+	put(&in, "\n", 1);
+	/* a 1 MB line with a frame at its end: copied through, not looked at */
+	for (i = 0; i < (1u << 20); i++)
+		put(&in, "x", 1);
+	snprintf(t, sizeof(t), " %s+0x8/0x%x\n", bpfstash_entry_func_name(sc->e[0], 0),
+		 bpfstash_entry_func(sc->e[0], 0)->len);
+	puts_(&in, t);
+	for (i = 0; i < 4096; i++)
+		put(&in, "\0", 1);
+	for (i = 0; i < 3000; i++)
+		puts_(&in, "[ 99999999999999999999.9] bpf_prog_+0x/0x ffff 0xffffffffffff"
+		      "ffffff bpf_prog_0123456789abcdeg_x+0x1\n");
+	puts_(&in, "[<0>] bpf_prog_0123456789abcdef_");
+	put(&want, in.p, in.len);
+	check_decode(sc, &in, &want, "-s");
+	free(in.p);
+	free(want.p);
+	/* usage errors */
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s decode extra < /dev/null 2>/dev/null",
+			    sc->dir), 64);
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s decode --at yesterday < /dev/null 2>/dev/null",
+			    sc->dir), 64);
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s -j decode < /dev/null > /dev/null", sc->dir),
+			 64);
+	assert_int_equal(sh(BPFSTASH_BIN " --root /nonexistent decode < /dev/null 2>/dev/null"),
+			 69);
+}
+
+/* resolve --at: the entry of that time; without one, ambiguous, exit 1, candidates. */
+static void test_resolve_at_cli(void **state)
+{
+	struct scene *sc = *state;
+	unsigned long long a = sc->shared;
+	const char *d = sc->dir;
+
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s -j resolve --at 150.5 %llx | jq -e "
+			    "'.[0].hash == \"%s\"' > /dev/null", d, a, sc->fx[0].hash), 0);
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s -j resolve --at 2023-11-14T22:15:50Z %llx | "
+			    "jq -e '.[0].hash == \"%s\"' > /dev/null", d, a, sc->fx[0].hash), 0);
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s resolve --at 1000 %llx | grep -q '\t%s\t'",
+			    d, a, sc->fx[1].hash), 0);
+	/* ambiguous: exit 1, both listed with their windows */
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s resolve %llx > /dev/null 2> %s/err", d, a, d),
+			 1);
+	assert_int_equal(sh("grep -q 'ambiguous: held by 2 entries' %s/err && "
+			    "grep -q 'candidate %s stash_tiny .*+100.000000000..+200.000000000 s' %s/err && "
+			    "grep -q 'candidate %s stash_large .*still loaded' %s/err", d, sc->fx[0].hash,
+			    d, sc->fx[1].hash, d), 0);
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s -j resolve %llx | jq -e '.[0].candidates | "
+			    "length == 2 and .[0].hash == \"%s\" and .[0].load_time_boot_ns == %llu "
+			    "and .[1].unload_time_ns == 0' > /dev/null", d, a, sc->fx[0].hash,
+			    100 * NS), 0);
+	/* between the windows: none, and who held it */
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s -j resolve --at 250 %llx | jq -e "
+			    "'.[0].error and (.[0].candidates | length == 2)' > /dev/null", d, a), 0);
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s resolve --at 250 %llx 2>/dev/null", d, a), 1);
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s resolve --at 12x %llx 2>/dev/null", d, a), 64);
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s resolve --at 2026-13-45T00:00:00Z %llx "
+			    "2>/dev/null", d, a), 64);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_formats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_junk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolve_at_cli, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("decode", tests, NULL, NULL);
+}
