@@ -175,7 +175,11 @@ else
 fi
 
 # resolve each address of the unloaded program: bpftool's function and line.
-"$bpfstash" resolve $(cat $work/addrs) > $work/resolved 2> $work/resolve.err
+# At a time it was loaded: an earlier suite's program may have held these
+# addresses too, and without a time resolve reports that as ambiguous.
+at=$("$bpfstash" -j show "$hash" | jq -r .load_time_ns)
+at="@${at:0:${#at}-9}.${at:${#at}-9}"
+"$bpfstash" resolve --at "$at" $(cat $work/addrs) > $work/resolved 2> $work/resolve.err
 st=$?
 bad=$(paste $work/expected $work/resolved | awk -F'\t' -v h="$hash" '
 	{
