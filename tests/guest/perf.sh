@@ -24,6 +24,8 @@
 #                    everything else still resolves;
 #   missing          MMAP3 hashes found in no store are reported, their
 #                    samples keep their function names, the rest resolves;
+#   kernel_function  an fentry program on a kernel function, run hot and
+#                    unloaded, resolves to its functions and source lines;
 #   tracepoint       perf record -e bpfstash:bpfstash_store and perf script
 #                    show one record per load, with its program's id and
 #                    the entry MMAP3 named;
@@ -43,6 +45,7 @@ base=$top/build/perf-base/perf
 churn=$top/build/tests/perf/bpf_churn
 truth=$top/build/tests/perf/perf_truth
 mangle=$top/build/tests/perf/perfdata_mangle
+kfunc=$top/build/tests/perf/kfunc_hot
 bpfstash=$top/build/bpfstash/bpfstash
 gc=$top/build/bpfstash-gc/bpfstash-gc
 src=$top/tests/progs/churn.bpf.c
@@ -61,7 +64,7 @@ die() { fail "$1" "$2"; exit 1; }
 work=$(mktemp -d /tmp/perf.XXXXXX) || die setup "mktemp"
 trap 'cd /; rm -rf $work' EXIT
 cd "$work" || die setup "cd $work"
-for t in "$perf" "$base" "$churn" "$truth" "$mangle" "$bpfstash"; do
+for t in "$perf" "$base" "$churn" "$truth" "$mangle" "$kfunc" "$bpfstash"; do
 	[ -x "$t" ] || die setup "$t is not built (make perf perf-base tools tests)"
 done
 grep -q " $S bpfstash " /proc/mounts || mount -t bpfstash none $S || die setup "mount -t bpfstash"
@@ -236,6 +239,29 @@ if PERF_EXEC_PATH=$top/build/perf "$perf" archive patched.data > archive.out 2>&
 else
 	fail move_prepare "$(tail -n 3 archive.out gc.out | tr '\n' ' ')"
 fi
+# A program on a kernel function (fentry on bpf_fentry_test1(), with a CO-RE
+# read and a subprogram), run hot and unloaded before perf reports: its
+# samples resolve to its functions and source lines.  The kernel's BTF
+# is what lets it load at all.
+"$perf" record -a -e cpu-clock -F 1000 -o kfunc.data -- \
+	"$kfunc" "$top/build/tests/progs/kinds.bpf.o" -n 3 -m 300 > kfunc.log 2> kfunc.record
+"$perf" script -F ip,sym,srcline -i kfunc.data > kfunc.script 2> kfunc.err
+set -- $(awk -v tag='[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]' '
+	/^ *[0-9a-f]+ / { bpf = $2 ~ ("^bpf_prog_" tag "_kinds_(fentry|mix)$"); n += bpf; next }
+	bpf { l += $0 ~ /kinds\.bpf\.c:[0-9]+/; bpf = 0 }
+	END { print n + 0, l + 0 }' kfunc.script)
+kn=$1 kl=$2
+if [ "$(grep -c '^prog ' kfunc.log)" -ne 3 ]; then
+	fail kernel_function "the workload ran $(grep -c '^prog ' kfunc.log) of 3 programs: $(head -c 300 kfunc.record)"
+elif [ "$kn" -lt 30 ]; then
+	fail kernel_function "only $kn samples in the fentry program: too few to judge"
+elif [ $((100 * kl)) -lt $((95 * kn)) ]; then
+	fail kernel_function "$kl of $kn samples with a source line: $(grep -A1 _kinds_ kfunc.script | head -n 4 | tr '\n' ' ')"
+else
+	note kernel_function "$kn samples in kinds_fentry and kinds_mix (3 programs of 300 ms, unloaded), $kl with a kinds.bpf.c line: $(awk '/_kinds_mix/ { getline l; print $2, l; exit }' kfunc.script | tr -s ' ')"
+	pass kernel_function
+fi
+
 # The hook's tracepoint, as a perf user reads it: one bpfstash:bpfstash_store
 # per load, naming the program's id and the entry MMAP3 named.
 "$perf" record -a -e bpfstash:bpfstash_store -o tp.data -- "$churn" -n 10 -m 1 -l tp.log > tp.record 2>&1
