@@ -94,6 +94,36 @@ static inline void fixture_write_path(const char *path, const void *buf, size_t 
 	close(fd);
 }
 
+/* The clocks of fixture_set_times(): seconds since boot, and the boot in real time. */
+#define FIXTURE_NS	1000000000ull
+#define FIXTURE_EPOCH	(1700000000ull * FIXTURE_NS)
+
+/*
+ * Set the lifetime of entry @hash of the tree @dir in its meta: loaded at
+ * @load seconds since boot, unloaded at @unload (0: still loaded).
+ */
+static inline void fixture_set_times(const char *dir, const char *hash, uint64_t load,
+				     uint64_t unload)
+{
+	struct bpfstash_meta *m;
+	char path[512];
+	size_t size;
+
+	snprintf(path, sizeof(path), "%s/%s/meta", dir, hash);
+	m = fixture_read_path(path, &size);
+	assert_int_equal(size, sizeof(*m));
+	m->load_time = load * FIXTURE_NS;
+	m->load_time_real = FIXTURE_EPOCH + load * FIXTURE_NS;
+	m->unload_time = unload * FIXTURE_NS;
+	m->unload_time_real = unload ? FIXTURE_EPOCH + unload * FIXTURE_NS : 0;
+	if (unload)
+		m->flags &= ~BPFSTASH_META_LOADED;
+	else
+		m->flags |= BPFSTASH_META_LOADED;
+	fixture_write_path(path, m, size);
+	free(m);
+}
+
 /* A sparse file of @size bytes. */
 static inline void fixture_write_huge(const char *path, size_t size)
 {

@@ -25,8 +25,8 @@
 #error "BPFSTASH_BIN must name the bpfstash binary"
 #endif
 
-#define NS 1000000000ull
-#define EPOCH (1700000000ull * NS)
+#define NS FIXTURE_NS
+#define EPOCH FIXTURE_EPOCH
 
 static int sh(const char *fmt, ...)
 {
@@ -49,24 +49,6 @@ struct scene {
 	uint64_t shared;
 };
 
-static void set_times(const char *dir, const char *hash, uint64_t load, uint64_t unload)
-{
-	struct bpfstash_meta *m;
-	char path[512];
-	size_t size;
-
-	snprintf(path, sizeof(path), "%s/%s/meta", dir, hash);
-	m = fixture_read_path(path, &size);
-	assert_int_equal(size, sizeof(*m));
-	m->load_time = load * NS;
-	m->load_time_real = EPOCH + load * NS;
-	m->unload_time = unload * NS;
-	m->unload_time_real = unload ? EPOCH + unload * NS : 0;
-	m->flags = unload ? m->flags & ~BPFSTASH_META_LOADED : m->flags | BPFSTASH_META_LOADED;
-	fixture_write_path(path, m, size);
-	free(m);
-}
-
 static int setup(void **state)
 {
 	static const char *const names[] = { "tiny", "large", "subprogs" };
@@ -81,8 +63,8 @@ static int setup(void **state)
 		sc->e[i] = fixture_load(&sc->fx[i]);
 		fixture_copy(&sc->fx[i], sc->dir);
 	}
-	set_times(sc->dir, sc->fx[0].hash, 100, 200);
-	set_times(sc->dir, sc->fx[1].hash, 300, 0);
+	fixture_set_times(sc->dir, sc->fx[0].hash, 100, 200);
+	fixture_set_times(sc->dir, sc->fx[1].hash, 300, 0);
 	sc->shared = bpfstash_entry_func(sc->e[0], 0)->addr + 8;
 	*state = sc;
 	return 0;

@@ -20,8 +20,8 @@
 #include "libbpfstash.h"
 #include "fixtures.h"
 
-#define NS 1000000000ull
-#define EPOCH (1700000000ull * NS)	/* the boot, in the real-time clock */
+#define NS FIXTURE_NS
+#define EPOCH FIXTURE_EPOCH	/* the boot, in the real-time clock */
 
 struct scene {
 	char dir[64];
@@ -30,28 +30,6 @@ struct scene {
 	uint64_t shared;	/* an address in both */
 	struct bpfstash *s;
 };
-
-/* Set an entry's lifetime: boot-relative seconds, @unload 0 for loaded. */
-static void set_times(const char *dir, const char *hash, uint64_t load, uint64_t unload)
-{
-	struct bpfstash_meta *m;
-	char path[512];
-	size_t size;
-
-	snprintf(path, sizeof(path), "%s/%s/meta", dir, hash);
-	m = fixture_read_path(path, &size);
-	assert_int_equal(size, sizeof(*m));
-	m->load_time = load * NS;
-	m->load_time_real = EPOCH + load * NS;
-	m->unload_time = unload * NS;
-	m->unload_time_real = unload ? EPOCH + unload * NS : 0;
-	if (unload)
-		m->flags &= ~BPFSTASH_META_LOADED;
-	else
-		m->flags |= BPFSTASH_META_LOADED;
-	fixture_write_path(path, m, size);
-	free(m);
-}
 
 static int setup(void **state)
 {
@@ -69,8 +47,8 @@ static int setup(void **state)
 	fixture_copy(&sc->tiny, sc->dir);
 	fixture_copy(&sc->large, sc->dir);
 	/* tiny 100..200 s, large 300 s.. (still loaded) */
-	set_times(sc->dir, sc->tiny.hash, 100, 200);
-	set_times(sc->dir, sc->large.hash, 300, 0);
+	fixture_set_times(sc->dir, sc->tiny.hash, 100, 200);
+	fixture_set_times(sc->dir, sc->large.hash, 300, 0);
 	f = bpfstash_entry_func(sc->et, 0);
 	sc->shared = f->addr + 8;
 	for (i = 0; i < bpfstash_entry_nr_funcs(sc->el); i++) {
@@ -202,14 +180,14 @@ static void test_ambiguous(void **state)
 	bpfstash_candidates_free(cands);
 
 	/* the windows overlap (a copy mixing two boots does that): ambiguous in both */
-	set_times(sc->dir, sc->large.hash, 150, 0);
+	fixture_set_times(sc->dir, sc->large.hash, 150, 0);
 	o = at(BPFSTASH_CLOCK_BOOTTIME, 160 * NS);
 	expect(sc, sc->shared, &o, NULL, -EADDRNOTAVAIL, 2);
 	o = at(BPFSTASH_CLOCK_BOOTTIME, 120 * NS);
 	expect(sc, sc->shared, &o, sc->et, 0, 2);
 	o = at(BPFSTASH_CLOCK_BOOTTIME, 210 * NS);
 	expect(sc, sc->shared, &o, sc->el, 0, 2);
-	set_times(sc->dir, sc->large.hash, 300, 0);
+	fixture_set_times(sc->dir, sc->large.hash, 300, 0);
 	/* the old API still guesses: the loaded one */
 	assert_int_equal(bpfstash_resolve(sc->s, sc->shared, &got, &loc), 0);
 	assert_string_equal(bpfstash_entry_name(got), sc->large.hash);
@@ -276,7 +254,7 @@ static void test_symbol(void **state)
 	assert_int_equal(bpfstash_hash_parse(hex, m->hash), 0);
 	fixture_write_path(path, m, size);
 	free(m);
-	set_times(sc->dir, hex, 400, 500);
+	fixture_set_times(sc->dir, hex, 400, 500);
 	assert_int_equal(bpfstash_resolve_symbol(sc->s, sym, 8, f->len, NULL, &got, &loc, &cands),
 			 -EADDRNOTAVAIL);
 	assert_null(got);

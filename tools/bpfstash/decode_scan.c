@@ -114,7 +114,7 @@ int decode_parse_time(const char *s, size_t len, struct bpfstash_resolve_opts *o
 {
 	uint64_t sec = 0, frac = 0, scale = 1000000000ull;
 	size_t i = 0, n, digits = 0;
-	bool real = false;
+	bool real = false, iso = false;
 
 	memset(o, 0, sizeof(*o));
 	o->sz = sizeof(*o);
@@ -140,26 +140,14 @@ int decode_parse_time(const char *s, size_t len, struct bpfstash_resolve_opts *o
 			return -EINVAL;
 		sec = t;
 		i = end - buf;
-		real = true;
-		if (i < len && s[i] == '.') {
-			for (i++; i < len && is_digit(s[i]); i++) {
-				if (digits < 9) {
-					scale /= 10;
-					frac += (s[i] - '0') * scale;
-				}
-				digits++;
-			}
-		}
-		if (i < len && s[i] == 'Z')
-			i++;
-		if (i != len)
-			return -EINVAL;
-		goto done;
+		real = iso = true;
 	}
-	n = number(s + i, len - i, false, &sec);
-	if (!n || (s[i] == '0' && i + 1 < len && s[i + 1] == 'x'))
-		return -EINVAL;
-	i += n;
+	if (!iso) {
+		n = number(s + i, len - i, false, &sec);
+		if (!n || (s[i] == '0' && i + 1 < len && s[i + 1] == 'x'))
+			return -EINVAL;
+		i += n;
+	}
 	if (i < len && s[i] == '.') {
 		for (i++; i < len && is_digit(s[i]); i++) {
 			if (digits < 9) {
@@ -169,9 +157,10 @@ int decode_parse_time(const char *s, size_t len, struct bpfstash_resolve_opts *o
 			digits++;
 		}
 	}
+	if (iso && i < len && s[i] == 'Z')
+		i++;
 	if (i != len)
 		return -EINVAL;
-done:
 	if (sec > UINT64_MAX / 1000000000ull - 1)
 		return -EINVAL;
 	o->clock = real ? BPFSTASH_CLOCK_REALTIME : BPFSTASH_CLOCK_BOOTTIME;

@@ -227,6 +227,24 @@ static int cmp_candidates(const void *a, const void *b)
 }
 
 /*
+ * The meta and funcs files of entry @name, read for a quick test: false
+ * unless both read and meta has its size.  The caller frees both.
+ */
+static bool quick_read(int dirfd, const char *name, void **meta, void **funcs, size_t *fsize)
+{
+	size_t msize;
+
+	if (bst_read_file_at(dirfd, name, "meta", sizeof(struct bpfstash_meta), meta, &msize))
+		return false;
+	if (msize != sizeof(struct bpfstash_meta) ||
+	    bst_read_file_at(dirfd, name, "funcs", BST_FUNCS_MAX, funcs, fsize)) {
+		free(*meta);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Whether entry @name holds @addr, from its meta and funcs files alone: a
  * cheap test before the full load (the sizes checked only as far as this
  * reads them; the full load checks everything).
@@ -236,17 +254,12 @@ static bool quick_holds(int dirfd, const char *name, uint64_t addr, struct candi
 	const struct bpfstash_func *f;
 	struct bpfstash_meta *m;
 	void *meta, *funcs;
-	size_t msize, fsize;
+	size_t fsize;
 	bool found = false;
 	uint32_t i;
 
-	if (bst_read_file_at(dirfd, name, "meta", sizeof(*m), &meta, &msize))
+	if (!quick_read(dirfd, name, &meta, &funcs, &fsize))
 		return false;
-	if (msize != sizeof(*m) ||
-	    bst_read_file_at(dirfd, name, "funcs", BST_FUNCS_MAX, &funcs, &fsize)) {
-		free(meta);
-		return false;
-	}
 	m = meta;
 	f = funcs;
 	if (m->content.nr_funcs <= BPFSTASH_MAX_FUNCS &&
@@ -356,18 +369,13 @@ static bool quick_match(int dirfd, const char *name, const struct query *q,
 	const struct bpfstash_func *f;
 	struct bpfstash_meta *m;
 	void *meta, *funcs;
-	size_t msize, fsize, names_len;
+	size_t fsize, names_len;
 	const char *names;
 	bool found = false;
 	uint32_t i, n;
 
-	if (bst_read_file_at(dirfd, name, "meta", sizeof(*m), &meta, &msize))
+	if (!quick_read(dirfd, name, &meta, &funcs, &fsize))
 		return false;
-	if (msize != sizeof(*m) ||
-	    bst_read_file_at(dirfd, name, "funcs", BST_FUNCS_MAX, &funcs, &fsize)) {
-		free(meta);
-		return false;
-	}
 	m = meta;
 	f = funcs;
 	n = m->content.nr_funcs;
