@@ -34,32 +34,27 @@ static int bpfstash_file_open(struct inode *inode, struct file *file)
 	err = bpfstash_open_gate(file);
 	if (err)
 		return err;
-	WRITE_ONCE(e->last_access, ktime_get_real_ns());
+	bpfstash_entry_accessed(e);
 	return 0;
 }
 
 loff_t bpfstash_file_size(const struct bpfstash_entry *e, const struct bpfstash_file *f)
 {
-	if (!strcmp(f->name, "meta"))
-		return sizeof(struct bpfstash_meta);
-	if (!strcmp(f->name, "funcs"))
-		return e->meta.content.funcs_size;
-	if (f->blob >= 0)
-		return bpfstash_blob_size(e, f->blob);
-	return 0;	/* text files, as in procfs */
+	return f->size ? f->size(e, f) : 0;	/* text files: 0, as in procfs */
 }
 
-/* Where byte @off of the funcs file or blob @f is, and how far it is contiguous. */
-static const void *bpfstash_file_at(const struct bpfstash_entry *e,
-				    const struct bpfstash_file *f, u32 off, u32 *len)
+static loff_t bpfstash_meta_size(const struct bpfstash_entry *e, const struct bpfstash_file *f)
 {
-	if (f->blob < 0)
-		return bpfstash_funcs_at(e, off, len);
-	return bpfstash_blob_at(e->blobs[f->blob], off, len);
+	return sizeof(struct bpfstash_meta);
 }
 
-/* Read the funcs file or a blob, piece by piece. */
-static ssize_t bpfstash_blob_copy(const struct bpfstash_entry *e,
+static loff_t bpfstash_data_size(const struct bpfstash_entry *e, const struct bpfstash_file *f)
+{
+	return bpfstash_entry_size(e, f->data);
+}
+
+/* Read the data of a binary file, piece by piece. */
+static ssize_t bpfstash_data_copy(const struct bpfstash_entry *e,
 				  const struct bpfstash_file *f, char __user *buf,
 				  size_t count, loff_t *ppos)
 {
@@ -73,7 +68,7 @@ static ssize_t bpfstash_blob_copy(const struct bpfstash_entry *e,
 		size_t n;
 		u32 len;
 
-		p = bpfstash_file_at(e, f, pos, &len);
+		p = bpfstash_entry_at(e, f->data, pos, &len);
 		n = min_t(size_t, len, count - done);
 		if (copy_to_user(buf + done, p, n)) {
 			if (!done)
@@ -87,7 +82,7 @@ static ssize_t bpfstash_blob_copy(const struct bpfstash_entry *e,
 	return done;
 }
 
-static ssize_t bpfstash_blob_read(struct file *file, char __user *buf, size_t count,
+static ssize_t bpfstash_data_read(struct file *file, char __user *buf, size_t count,
 				  loff_t *ppos)
 {
 	const struct bpfstash_entry *e = bpfstash_inode_entry(file_inode(file));
@@ -96,7 +91,7 @@ static ssize_t bpfstash_blob_read(struct file *file, char __user *buf, size_t co
 	/* The opener's credentials, also at read time (as kallsyms decides). */
 	if (!bpf_dump_raw_ok(file->f_cred))
 		return -EPERM;
-	return bpfstash_blob_copy(e, f, buf, count, ppos);
+	return bpfstash_data_copy(e, f, buf, count, ppos);
 }
 
 static ssize_t bpfstash_meta_read(struct file *file, char __user *buf, size_t count,
@@ -111,24 +106,19 @@ static ssize_t bpfstash_meta_read(struct file *file, char __user *buf, size_t co
 	return simple_read_from_buffer(buf, count, ppos, &m, sizeof(m));
 }
 
-static const struct bpfstash_file *bpfstash_file_of(struct inode *inode)
-{
-	return &bpfstash_files[(inode->i_ino % BPFSTASH_INO_STRIDE) - 1];
-}
-
-static int bpfstash_blob_open(struct inode *inode, struct file *file)
+static int bpfstash_data_open(struct inode *inode, struct file *file)
 {
 	int err = bpfstash_file_open(inode, file);
 
 	if (err)
 		return err;
-	file->private_data = (void *)bpfstash_file_of(inode);
+	file->private_data = (void *)bpfstash_dentry_file(file->f_path.dentry);
 	return 0;
 }
 
-static const struct file_operations bpfstash_blob_fops = {
-	.open		= bpfstash_blob_open,
-	.read		= bpfstash_blob_read,
+static const struct file_operations bpfstash_data_fops = {
+	.open		= bpfstash_data_open,
+	.read		= bpfstash_data_read,
 	.llseek		= default_llseek,
 };
 
@@ -145,20 +135,20 @@ static const struct bpfstash_func *bpfstash_func_rec(const struct bpfstash_entry
 	u32 len;
 
 	/* Records never straddle two pieces. */
-	return bpfstash_funcs_at(e, i * sizeof(struct bpfstash_func), &len);
+	return bpfstash_entry_at(e, BPFSTASH_DATA_FUNCS, i * sizeof(struct bpfstash_func), &len);
 }
 
 /* The name of function @i, which can straddle two pieces of the funcs file. */
 static void bpfstash_print_func_name(struct seq_file *m, const struct bpfstash_entry *e,
 				     u32 i)
 {
-	const struct bpfstash_content *c = &e->meta.content;
+	const struct bpfstash_content *c = bpfstash_entry_content(e);
 	u32 off = c->nr_funcs * sizeof(struct bpfstash_func) + bpfstash_func_rec(e, i)->name_off;
 	u32 len;
 	size_t n;
 
 	while (off < c->funcs_size) {
-		const char *p = bpfstash_funcs_at(e, off, &len);
+		const char *p = bpfstash_entry_at(e, BPFSTASH_DATA_FUNCS, off, &len);
 
 		n = strnlen(p, len);
 		seq_write(m, p, n);
@@ -187,7 +177,7 @@ static void bpfstash_print_time(struct seq_file *m, const char *key, u64 real_ns
 static int bpfstash_info_show(struct seq_file *m, void *v)
 {
 	const struct bpfstash_entry *e = m->private;
-	const struct bpfstash_content *c = &e->meta.content;
+	const struct bpfstash_content *c = bpfstash_entry_content(e);
 	struct bpfstash_meta meta;
 
 	bpfstash_entry_state(e, &meta);
@@ -226,7 +216,7 @@ static int bpfstash_functions_show(struct seq_file *m, void *v)
 	u32 i;
 
 	seq_puts(m, "# idx start            end              size  tag              name\n");
-	for (i = 0; i < e->meta.content.nr_funcs; i++) {
+	for (i = 0; i < bpfstash_entry_content(e)->nr_funcs; i++) {
 		f = bpfstash_func_rec(e, i);
 		seq_printf(m, "%5u %016llx %016llx %5u %*phN ", i, f->addr,
 			   f->addr + f->len, f->len, BPFSTASH_TAG_SIZE, f->tag);
@@ -252,30 +242,28 @@ struct bpfstash_lines {
  */
 static int bpfstash_btf_strings(struct bpfstash_lines *l)
 {
-	const struct bpfstash_blob *b = l->e->blobs[BPFSTASH_BLOB_BTF];
+	u32 size = bpfstash_entry_size(l->e, BPFSTASH_DATA_BTF);
 	const struct btf_header *hdr;
-	u32 size, off, n;
+	u32 off, n;
 	u64 start;
 
-	if (!b)
+	if (!size)
 		return 0;
-	size = b->size;
-	if (b->nr_segs) {
+	hdr = bpfstash_entry_at(l->e, BPFSTASH_DATA_BTF, 0, &n);
+	if (n < size) {
 		l->btf = kvmalloc(size, GFP_KERNEL_ACCOUNT);
 		if (!l->btf)
 			return -ENOMEM;
 		/*
-		 * Two statements: as one memcpy(dst, bpfstash_blob_at(b, off,
-		 * &n), n), the compiler may read n before the call sets it.
+		 * Two statements: as one memcpy(dst, bpfstash_entry_at(e, d,
+		 * off, &n), n), the compiler may read n before the call sets it.
 		 */
 		for (off = 0; off < size; off += n) {
-			const void *piece = bpfstash_blob_at(b, off, &n);
+			const void *piece = bpfstash_entry_at(l->e, BPFSTASH_DATA_BTF, off, &n);
 
 			memcpy(l->btf + off, piece, n);
 		}
 		hdr = l->btf;
-	} else {
-		hdr = (const struct btf_header *)b->data;
 	}
 	/* btf_parse() refused anything else: a failure here is a bug of ours. */
 	if (WARN_ON_ONCE(size < sizeof(*hdr) || hdr->magic != BTF_MAGIC ||
@@ -304,7 +292,9 @@ static void *bpfstash_lines_start(struct seq_file *m, loff_t *pos)
 	/* Records are 1-based positions, shifted past SEQ_START_TOKEN. */
 	if (*pos == 0)
 		return SEQ_START_TOKEN;
-	return *pos <= e->meta.content.nr_line_info ? (void *)(uintptr_t)(*pos + 1) : NULL;
+	if (*pos > bpfstash_entry_content(e)->nr_line_info)
+		return NULL;
+	return (void *)(uintptr_t)(*pos + 1);
 }
 
 static void *bpfstash_lines_next(struct seq_file *m, void *v, loff_t *pos)
@@ -321,7 +311,7 @@ static int bpfstash_lines_show(struct seq_file *m, void *v)
 {
 	const struct bpfstash_lines *l = m->private;
 	const struct bpfstash_entry *e = l->e;
-	const struct bpfstash_content *c = &e->meta.content;
+	const struct bpfstash_content *c = bpfstash_entry_content(e);
 	const struct bpfstash_jited_line *jl = NULL;
 	const struct bpf_line_info *li;
 	const char *src;
@@ -333,10 +323,9 @@ static int bpfstash_lines_show(struct seq_file *m, void *v)
 	}
 	i = (uintptr_t)v - 2;
 	/* Records never straddle two pieces of a blob. */
-	li = bpfstash_blob_at(e->blobs[BPFSTASH_BLOB_LINE_INFO], i * sizeof(*li), &len);
-	if (i < bpfstash_blob_size(e, BPFSTASH_BLOB_JITED_LINE_INFO) / sizeof(*jl))
-		jl = bpfstash_blob_at(e->blobs[BPFSTASH_BLOB_JITED_LINE_INFO],
-				      i * sizeof(*jl), &len);
+	li = bpfstash_entry_at(e, BPFSTASH_DATA_LINE_INFO, i * sizeof(*li), &len);
+	if (i < bpfstash_entry_size(e, BPFSTASH_DATA_JITED_LINE_INFO) / sizeof(*jl))
+		jl = bpfstash_entry_at(e, BPFSTASH_DATA_JITED_LINE_INFO, i * sizeof(*jl), &len);
 
 	if (jl && i < c->nr_jited_line_info && jl->func < c->nr_funcs) {
 		seq_printf(m, "%016llx ", bpfstash_func_rec(e, jl->func)->addr + jl->off);
@@ -431,16 +420,19 @@ static const struct file_operations bpfstash_lines_fops = {
 
 /* Order matters: it fixes the inode numbers (see internal.h). */
 const struct bpfstash_file bpfstash_files[] = {
-	{ "meta",		&bpfstash_meta_fops,	-1 },
-	{ "funcs",		&bpfstash_blob_fops,	-1 },
-	{ "jited",		&bpfstash_blob_fops,	BPFSTASH_BLOB_JITED },
-	{ "line_info",		&bpfstash_blob_fops,	BPFSTASH_BLOB_LINE_INFO },
-	{ "jited_line_info",	&bpfstash_blob_fops,	BPFSTASH_BLOB_JITED_LINE_INFO },
-	{ "func_info",		&bpfstash_blob_fops,	BPFSTASH_BLOB_FUNC_INFO },
-	{ "btf",		&bpfstash_blob_fops,	BPFSTASH_BLOB_BTF },
-	{ "info",		&bpfstash_info_fops,	-1 },
-	{ "functions",		&bpfstash_functions_fops, -1 },
-	{ "lines",		&bpfstash_lines_fops,	-1 },
+	{ "meta",		&bpfstash_meta_fops,	bpfstash_meta_size },
+	{ "funcs",		&bpfstash_data_fops,	bpfstash_data_size, BPFSTASH_DATA_FUNCS },
+	{ "jited",		&bpfstash_data_fops,	bpfstash_data_size, BPFSTASH_DATA_JITED },
+	{ "line_info",		&bpfstash_data_fops,	bpfstash_data_size,
+				BPFSTASH_DATA_LINE_INFO },
+	{ "jited_line_info",	&bpfstash_data_fops,	bpfstash_data_size,
+				BPFSTASH_DATA_JITED_LINE_INFO },
+	{ "func_info",		&bpfstash_data_fops,	bpfstash_data_size,
+				BPFSTASH_DATA_FUNC_INFO },
+	{ "btf",		&bpfstash_data_fops,	bpfstash_data_size, BPFSTASH_DATA_BTF },
+	{ "info",		&bpfstash_info_fops },
+	{ "functions",		&bpfstash_functions_fops },
+	{ "lines",		&bpfstash_lines_fops },
 };
 
 const unsigned int bpfstash_nr_files = ARRAY_SIZE(bpfstash_files);

@@ -269,7 +269,7 @@ static void bpfstash_entry_times(struct inode *inode, const struct bpfstash_entr
 	/* mtime: loaded; ctime: unloaded (or loaded); atime: last opened. */
 	inode_set_mtime_to_ts(inode, ns_to_timespec64(m.load_time_real));
 	inode_set_ctime_to_ts(inode, ns_to_timespec64(m.unload_time_real ?: m.load_time_real));
-	inode_set_atime_to_ts(inode, ns_to_timespec64(READ_ONCE(e->last_access)));
+	inode_set_atime_to_ts(inode, ns_to_timespec64(bpfstash_entry_last_access(e)));
 }
 
 static int bpfstash_entry_getattr(struct mnt_idmap *idmap, const struct path *path,
@@ -334,6 +334,7 @@ static struct dentry *bpfstash_entry_lookup_file(struct inode *dir, struct dentr
 		inode->i_fop = f->fops;
 		inode->i_size = bpfstash_file_size(e, f);
 		bpfstash_entry_times(inode, e);
+		dentry->d_fsdata = (void *)f;
 		break;
 	}
 	return d_splice_alias(inode, dentry);
@@ -382,6 +383,7 @@ static struct dentry *bpfstash_root_lookup(struct inode *dir, struct dentry *den
 	struct super_block *sb = dir->i_sb;
 	u8 hash[BPFSTASH_HASH_SIZE];
 	struct bpfstash_entry *e;
+	struct bpfstash_meta m;
 	struct inode *inode;
 
 	if (dentry->d_name.len == 5 && !memcmp(dentry->d_name.name, "stats", 5)) {
@@ -410,7 +412,7 @@ static struct dentry *bpfstash_root_lookup(struct inode *dir, struct dentry *den
 	if (!e)
 		return d_splice_alias(NULL, dentry);
 
-	inode = bpfstash_new_inode(sb, BPFSTASH_ENTRY_INO(e->index),
+	inode = bpfstash_new_inode(sb, BPFSTASH_ENTRY_INO(bpfstash_entry_index(e)),
 				   bpfstash_entry_mode(sb, S_IFDIR));
 	if (!inode) {
 		bpfstash_entry_put(e);
@@ -419,7 +421,8 @@ static struct dentry *bpfstash_root_lookup(struct inode *dir, struct dentry *den
 	inode->i_private = e;		/* the lookup's reference */
 	inode->i_op = &bpfstash_entry_dir_iops;
 	inode->i_fop = &bpfstash_entry_dir_fops;
-	inode->i_size = e->meta.bytes;
+	bpfstash_entry_state(e, &m);
+	inode->i_size = m.bytes;	/* what the entry holds, as du(1) should say */
 	set_nlink(inode, 2);
 	bpfstash_entry_times(inode, e);
 	return d_splice_alias(inode, dentry);
@@ -446,9 +449,9 @@ static int bpfstash_root_iterate(struct file *file, struct dir_context *ctx)
 	/* Positions from 4 on are listing indexes, which deletion leaves stable. */
 	index = ctx->pos - 4;
 	while ((e = bpfstash_entry_next(&index))) {
-		u64 ino = BPFSTASH_ENTRY_INO(e->index);
+		u64 ino = BPFSTASH_ENTRY_INO(bpfstash_entry_index(e));
 
-		bin2hex(name, e->meta.hash, BPFSTASH_HASH_SIZE);
+		bin2hex(name, bpfstash_entry_hash(e), BPFSTASH_HASH_SIZE);
 		bpfstash_entry_put(e);
 		ctx->pos = index + 4;
 		if (!dir_emit(ctx, name, BPFSTASH_HASH_SIZE * 2, ino, DT_DIR))

@@ -17,11 +17,16 @@
 #define BPFSTASH_INO_STRIDE	16
 #define BPFSTASH_ENTRY_INO(index) (((u64)(index) + 1) * BPFSTASH_INO_STRIDE)
 
-/* The files of an entry directory. */
+/*
+ * The files of an entry directory: binary files show one of the entry's
+ * data (@data) as the store holds it, text files are rendered on read by
+ * @fops.  @size gives i_size; NULL for text files, which have none.
+ */
 struct bpfstash_file {
 	const char *name;
 	const struct file_operations *fops;
-	int blob;	/* enum bpfstash_blob_id, or -1 */
+	loff_t (*size)(const struct bpfstash_entry *e, const struct bpfstash_file *f);
+	enum bpfstash_data data;
 };
 
 extern const struct bpfstash_file bpfstash_files[];
@@ -33,6 +38,12 @@ extern const struct file_operations bpfstash_control_fops;
 static inline struct bpfstash_entry *bpfstash_inode_entry(const struct inode *inode)
 {
 	return inode->i_private;
+}
+
+/* The file a dentry of an entry directory shows (set by its lookup). */
+static inline const struct bpfstash_file *bpfstash_dentry_file(const struct dentry *dentry)
+{
+	return dentry->d_fsdata;
 }
 
 int bpfstash_open_gate(struct file *file);

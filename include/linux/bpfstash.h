@@ -13,105 +13,23 @@
 
 #include <linux/bpf.h>
 #include <linux/jump_label.h>
-#include <linux/llist.h>
-#include <linux/refcount.h>
-#include <linux/rhashtable-types.h>
 #include <uapi/linux/bpfstash.h>
 
-/* The blobs of an entry, in the order the content hash covers them. */
-enum bpfstash_blob_id {
-	BPFSTASH_BLOB_JITED,
-	BPFSTASH_BLOB_LINE_INFO,
-	BPFSTASH_BLOB_JITED_LINE_INFO,
-	BPFSTASH_BLOB_FUNC_INFO,
-	BPFSTASH_BLOB_BTF,
-	BPFSTASH_NR_BLOBS,
-};
+struct bpfstash_entry;
 
-/**
- * struct bpfstash_blob - immutable bytes, stored once per content
- * @node: in the store's blob table, keyed by @digest
- * @seen_node: in the store's table of blobs found by their bytes, keyed by
- *	@seen_key, if @seen
- * @seen_key: xxh64 of a sample of the bytes, its low 32 bits; 0 for bytes
- *	never seen again (a JITed image)
- * @ref: one per entry using the blob
- * @size: bytes in the blob; what it holds in memory follows from it
- *	(bpfstash_blob_cost() in kernel/bpf/stash.c)
- * @nr_segs: 0 if @data holds the bytes, else the number of pieces in @seg
- * @listed: in the table (under the store's lock); a snapshot's new blobs
- *	are not, until the snapshot is stored
- * @seen: in the table by bytes (under the store's lock)
- * @digest: SHA-256 of the bytes
- * @data: the bytes, for a blob that fits its allocation well
- * @seg: the pieces of any other blob, each a kmalloc() of exactly its size:
- *	pieces of the largest kmalloc cache (8 KiB with 4 KiB pages), then
- *	the tail in power-of-two pieces down to 256 bytes as it needs them,
- *	then the rest (bpfstash_blob_seg_len() in kernel/bpf/stash.c).  A
- *	blob one contiguous allocation held would waste up to a page, or half
- *	a kmalloc bucket; in pieces it wastes less than 64 bytes plus a
- *	pointer per piece.  Use bpfstash_blob_at() to read either kind.
- *
- * Lookups are lockless: the struct is freed after a grace period
- * (kvfree_rcu_mightsleep(), without an rcu_head: 16 bytes less per blob),
- * the pieces as soon as the last reference is gone, since only a holder of
- * a reference reads them.
+/*
+ * What an entry holds besides its state, as the view's binary files show
+ * it: the blobs, in the order the content hash covers them, then the funcs
+ * file.  Layouts in include/uapi/linux/bpfstash.h.
  */
-struct bpfstash_blob {
-	struct rhash_head node;
-	struct rhash_head seen_node;
-	u32 seen_key;
-	refcount_t ref;
-	u32 size;
-	u16 nr_segs;
-	bool listed;
-	bool seen;
-	u8 digest[BPFSTASH_DIGEST_SIZE];
-	union {
-		DECLARE_FLEX_ARRAY(u8, data);
-		DECLARE_FLEX_ARRAY(void *, seg);
-	};
-};
-
-/* bpfstash_entry::flags */
-enum {
-	BPFSTASH_ENTRY_LIVE,	/* the program is still loaded */
-	BPFSTASH_ENTRY_STORED,	/* in the store (not deleted) */
-};
-
-/**
- * struct bpfstash_entry - what a profiler needs of one loaded program
- * @node: in the store's entry table, keyed by @meta.hash
- * @ref: the store's, the live program's, and one per inode showing it
- * @index: position in listing order (load order)
- * @flags: BPFSTASH_ENTRY_* bits
- * @last_access: ns since the epoch when a file of the entry was last opened
- * @meta: content (immutable) and state: the ids and times of the current
- *	or last load, rewritten when the program is loaded again (same
- *	content) and when it is unloaded, under the store's state seqlock;
- *	read them with bpfstash_entry_state()
- * @funcs_segs: 0 if @funcs holds the funcs file, else its number of pieces
- * @funcs: the funcs file, meta.content.funcs_size bytes: struct
- *	bpfstash_func[meta.content.nr_funcs], then the names.  Held as a blob
- *	holds its bytes: here, or in the pieces whose addresses are here when
- *	one allocation would waste more (a kmalloc() bucket, up to half of
- *	it).  Use bpfstash_funcs_at() to read it.
- * @blobs: the blobs, NULL when empty
- * @rcu: frees the entry after a grace period...
- * @free_node: ...in process context, from a list (bpfstash_entry_free_work())
- */
-struct bpfstash_entry {
-	struct rhash_head node;
-	refcount_t ref;
-	u32 index;
-	unsigned long flags;
-	u64 last_access;
-	struct bpfstash_meta meta;
-	u32 funcs_segs;
-	void *funcs;
-	struct bpfstash_blob *blobs[BPFSTASH_NR_BLOBS];
-	struct rcu_head rcu;
-	struct llist_node free_node;
+enum bpfstash_data {
+	BPFSTASH_DATA_JITED,
+	BPFSTASH_DATA_LINE_INFO,
+	BPFSTASH_DATA_JITED_LINE_INFO,
+	BPFSTASH_DATA_FUNC_INFO,
+	BPFSTASH_DATA_BTF,
+	BPFSTASH_DATA_FUNCS,
+	BPFSTASH_NR_DATA,
 };
 
 /* Limits and counters, as the "stats" file shows them. */
@@ -157,7 +75,11 @@ DECLARE_STATIC_KEY_FALSE(bpfstash_active);
 void __bpfstash_prog_load(struct bpf_prog *prog);
 void __bpfstash_prog_unload(struct bpf_prog *prog);
 
-/* The store, for fs/bpfstash/.  Entries are returned with a reference. */
+/*
+ * The store, for fs/bpfstash/.  Entries are returned with a reference; what
+ * they hold is read through the functions below, never directly, so that
+ * the view does not depend on how the store keeps it.
+ */
 int bpfstash_store_start(u64 max_bytes, u32 max_entries);
 bool bpfstash_store_stop(void);
 bool bpfstash_store_running(void);
@@ -168,31 +90,19 @@ void bpfstash_store_get_stats(struct bpfstash_stats *stats);
 struct bpfstash_entry *bpfstash_entry_lookup(const u8 *hash);
 struct bpfstash_entry *bpfstash_entry_next(unsigned long *index);
 int bpfstash_entry_delete(const u8 *hash);
+void bpfstash_entry_get(struct bpfstash_entry *e);
 void bpfstash_entry_put(struct bpfstash_entry *e);
 
-static inline void bpfstash_entry_get(struct bpfstash_entry *e)
-{
-	refcount_inc(&e->ref);
-}
-
-static inline bool bpfstash_entry_live(const struct bpfstash_entry *e)
-{
-	return test_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
-}
-
-static inline bool bpfstash_entry_stored(const struct bpfstash_entry *e)
-{
-	return test_bit(BPFSTASH_ENTRY_STORED, &e->flags);
-}
-
-static inline u32 bpfstash_blob_size(const struct bpfstash_entry *e, int id)
-{
-	return e->blobs[id] ? e->blobs[id]->size : 0;
-}
-
+bool bpfstash_entry_stored(const struct bpfstash_entry *e);
+u32 bpfstash_entry_index(const struct bpfstash_entry *e);
+const u8 *bpfstash_entry_hash(const struct bpfstash_entry *e);
+const struct bpfstash_content *bpfstash_entry_content(const struct bpfstash_entry *e);
 void bpfstash_entry_state(const struct bpfstash_entry *e, struct bpfstash_meta *m);
-const void *bpfstash_blob_at(const struct bpfstash_blob *b, u32 off, u32 *len);
-const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len);
+u32 bpfstash_entry_size(const struct bpfstash_entry *e, enum bpfstash_data d);
+const void *bpfstash_entry_at(const struct bpfstash_entry *e, enum bpfstash_data d,
+			      u32 off, u32 *len);
+void bpfstash_entry_accessed(struct bpfstash_entry *e);
+u64 bpfstash_entry_last_access(const struct bpfstash_entry *e);
 
 /**
  * bpfstash_prog_load - store a program that bpf_prog_load() just exposed

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * bpfstash: the store.
+ * bpfstash: the store: its entries, the load and unload hooks, and
+ * starting and stopping it.  The blobs that hold an entry's bytes are in
+ * stash_blob.c; stash.h is what the two files share.  The filesystem view
+ * (fs/bpfstash/) uses only include/linux/bpfstash.h.
  *
  * While the store runs, every eBPF program that is JITed and gets a
  * kallsyms entry is snapshotted when bpf_prog_load() makes it
@@ -41,15 +44,15 @@
  *   it up to a page or a kmalloc bucket: see struct bpfstash_blob.
  *   Entries come from a cache of their own, without kmalloc's rounding.
  *
- * Locking: store.lock (a mutex) serialises inserting and removing entries
- * and blobs, activation and limits.  store.state (a seqlock) covers the
+ * Locking: bpfstash_store.lock (a mutex) serialises inserting and removing entries
+ * and blobs, activation and limits.  bpfstash_store.state (a seqlock) covers the
  * state of entries, which loading a program again and unloading it
  * rewrite; readers copy it with bpfstash_entry_state().  Lookups of
  * entries and blobs are lockless under RCU and take a reference with
  * refcount_inc_not_zero().  A blob's count only drops to zero under
- * store.lock (refcount_dec_and_mutex_lock()), so a blob found in the table
+ * bpfstash_store.lock (refcount_dec_and_mutex_lock()), so a blob found in the table
  * under the lock is never dying.  Lock order: inode locks (VFS) ->
- * store.lock -> store.state, prog_idr_lock.
+ * bpfstash_store.lock -> bpfstash_store.state, prog_idr_lock.
  */
 #include <linux/bpf.h>
 #include <linux/bpfstash.h>
@@ -59,7 +62,6 @@
 #include <linux/filter.h>
 #include <linux/init.h>
 #include <linux/kstrtox.h>
-#include <linux/log2.h>
 #include <linux/memcontrol.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
@@ -70,16 +72,15 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
-#include <linux/unaligned.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <linux/xxhash.h>
-#include <crypto/hash.h>
-#include <crypto/sha2.h>
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/bpfstash.h>
+
+#include "stash.h"
 
 DEFINE_STATIC_KEY_FALSE(bpfstash_active);
 
@@ -87,58 +88,11 @@ DEFINE_STATIC_KEY_FALSE(bpfstash_active);
 static struct workqueue_struct *bpfstash_wq;
 static struct kmem_cache *bpfstash_entry_cache;
 
-/*
- * Allocations on the load path: charged to the memory cgroup of whoever
- * started the store (see bpfstash_charge_begin()), never retried hard,
- * never warned about: failing is a counted, normal outcome.
- */
-#define BPFSTASH_GFP	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN)
-
-static struct bpfstash_store {
-	/* Serialises changes to the tables, the index, limits and state. */
-	struct mutex lock;
-	/*
-	 * The state of every entry (the meta fields that are not content,
-	 * and BPFSTASH_ENTRY_LIVE) changes under this, so that a reader
-	 * never sees one load's id with another's times.  The unload hook
-	 * writes it from softirq context: writers disable bottom halves.
-	 */
-	seqlock_t state;
-	bool active;
-	struct rhashtable entries;	/* by meta.hash */
-	struct rhashtable blobs;	/* by digest */
-	struct rhashtable blobs_seen;	/* by a key of the bytes, see bpfstash_blob_seen_key() */
-	struct xarray index;		/* listing order -> entry */
-	u32 next_index;
-	struct mem_cgroup __rcu *memcg;	/* charged for entries */
-
-	/* Under lock. */
-	u64 bytes;
-	u64 peak_bytes;
-	u64 max_bytes;
-	u32 nr_entries;
-	u32 max_entries;
-	u32 nr_blobs;
-	atomic_t nr_live;
-
-	/* Counters, updated without the lock. */
-	atomic64_t considered;
-	atomic64_t stored;
-	atomic64_t preexisting;
-	atomic64_t reloaded;
-	atomic64_t refused_full;
-	atomic64_t refused_nomem;
-	atomic64_t skipped_hardened;
-	atomic64_t skipped_unlisted;
-	atomic64_t deleted;
-	atomic64_t blob_dedup;
-	atomic64_t btf_hash_cached;
-	atomic64_t hashed_bytes;
-} store = {
-	.lock = __MUTEX_INITIALIZER(store.lock),
+struct bpfstash_store bpfstash_store = {
+	.lock = __MUTEX_INITIALIZER(bpfstash_store.lock),
 	/* bpfstash_store_stop() sets them back to the defaults below. */
-	.state = __SEQLOCK_UNLOCKED(store.state),
-	.index = XARRAY_INIT(store.index, XA_FLAGS_ALLOC),
+	.state = __SEQLOCK_UNLOCKED(bpfstash_store.state),
+	.index = XARRAY_INIT(bpfstash_store.index, XA_FLAGS_ALLOC),
 	.max_bytes = BPFSTASH_DEFAULT_MAX_BYTES,
 	.max_entries = BPFSTASH_DEFAULT_MAX_ENTRIES,
 };
@@ -154,296 +108,10 @@ static const struct rhashtable_params bpfstash_entry_params = {
 	.automatic_shrinking = true,
 };
 
-static const struct rhashtable_params bpfstash_blob_params = {
-	.key_len	= BPFSTASH_DIGEST_SIZE,
-	.key_offset	= offsetof(struct bpfstash_blob, digest),
-	.head_offset	= offsetof(struct bpfstash_blob, node),
-	.automatic_shrinking = true,
-};
-
-static const struct rhashtable_params bpfstash_blob_seen_params = {
-	.key_len	= sizeof(u32),
-	.key_offset	= offsetof(struct bpfstash_blob, seen_key),
-	.head_offset	= offsetof(struct bpfstash_blob, seen_node),
-	.automatic_shrinking = true,
-};
-
-/*
- * Memory an entry holds besides its blobs, and a blob holds: what the
- * allocator really hands out (kmalloc buckets, whole vmalloc pages), so
- * that size= limits real memory and stats show it.
- */
-static size_t bpfstash_alloc_size(size_t bytes)
-{
-	/* As bpfstash_alloc() allocates them. */
-	return bytes > KMALLOC_MAX_CACHE_SIZE ? PAGE_ALIGN(bytes) : kmalloc_size_roundup(bytes);
-}
-
-/*
- * The content hash is SHA-256, through the crypto API because that is
- * where 6.12 keeps the arch code (sha256-ni, sha256-avx2; on arm64
- * sha256-ce): lib/crypto's sha256() is generic C only here.  Measured
- * natively (bench/hashbench, the kernel's own code): SHA-NI 0.56 ns/B at
- * 4 KiB, 2.5x faster than the x86 BLAKE2s library (1.40 ns/B with
- * AVX-512), and 2.1x faster for a 256-byte image.  SHA-256 is also what
- * every profiler, debuginfod and shell can recompute.  On x86 CPUs without
- * SHA-NI the AVX2 code is 1.4x slower than the BLAKE2s library would be.
- *
- * The tfm is allocated at the first start (modules can be loaded then) and
- * kept: the hook needs no reference, and sha256 holds no key.
- */
-static struct crypto_shash *bpfstash_sha256;
-
-static int bpfstash_hash_setup(void)
-{
-	struct crypto_shash *tfm;
-
-	if (READ_ONCE(bpfstash_sha256))
-		return 0;
-	tfm = crypto_alloc_shash("sha256", 0, 0);
-	if (IS_ERR(tfm))
-		return PTR_ERR(tfm);
-	if (cmpxchg(&bpfstash_sha256, NULL, tfm))
-		crypto_free_shash(tfm);
-	return 0;
-}
-
-/*
- * Count @bytes hashed in the stats, and turn the crypto API's @err into
- * the hook's: an unkeyed shash does not fail; if it ever did, the entry is
- * refused rather than named wrongly.
- */
-static int bpfstash_hashed(size_t bytes, int err)
-{
-	atomic64_add(bytes, &store.hashed_bytes);
-	return WARN_ON_ONCE(err) ? -EINVAL : 0;
-}
-
-/*
- * What one load hashed, for the bpfstash_store tracepoint: counted and
- * timed only while the event is enabled, so that otherwise the load path
- * reads no clock (callers pass NULL then).
- */
-struct bpfstash_hash_acct {
-	u64 bytes;
-	u64 ns;
-};
-
-static u64 bpfstash_acct_start(const struct bpfstash_hash_acct *acct)
-{
-	return acct ? ktime_get_ns() : 0;
-}
-
-static void bpfstash_acct_end(struct bpfstash_hash_acct *acct, u64 bytes, u64 start)
-{
-	if (acct) {
-		acct->bytes += bytes;
-		acct->ns += ktime_get_ns() - start;
-	}
-}
-
-/* SHA-256 of @len bytes at @data, counted in the stats. */
-static int bpfstash_digest(const void *data, size_t len,
-			   u8 out[BPFSTASH_DIGEST_SIZE])
-{
-	return bpfstash_hashed(len, crypto_shash_tfm_digest(bpfstash_sha256, data, len, out));
-}
-
-/* The largest piece of a segmented blob, and the smallest but its last. */
-#define BPFSTASH_BLOB_PIECE_MAX	KMALLOC_MAX_CACHE_SIZE
-#define BPFSTASH_BLOB_PIECE_MIN	256
-
-/**
- * bpfstash_blob_seg_len - the size of a piece of a segmented blob
- * @rest: bytes from the start of the piece to the end of the blob
- *
- * Every piece but the last is a power of two of at least
- * BPFSTASH_BLOB_PIECE_MIN bytes and starts at a multiple of it, so a
- * record whose size is a power of two up to that never straddles two.
- */
-static u32 bpfstash_blob_seg_len(u32 rest)
-{
-	if (rest >= BPFSTASH_BLOB_PIECE_MAX)
-		return BPFSTASH_BLOB_PIECE_MAX;
-	if (rest >= BPFSTASH_BLOB_PIECE_MIN)
-		return rounddown_pow_of_two(rest);
-	return rest;
-}
-
-/*
- * Bytes held as a blob holds them, at @base: there, when @nr is 0, or in
- * the @nr pieces whose addresses are there.  A blob's @data and @seg share
- * one address, as do an entry's @funcs bytes and pieces.  The address of
- * byte @off of @size, and in @len how many bytes from there are contiguous:
- * to the end of its piece.
- */
-static void *bpfstash_piece(const void *base, u32 nr, u32 size, u32 off, u32 *len)
-{
-	void *const *seg = base;
-	u32 i, start, n;
-
-	if (!nr) {
-		*len = size - off;
-		return (void *)base + off;
-	}
-	/* Whole pieces first: the piece of @off, or the first of the tail. */
-	i = off / BPFSTASH_BLOB_PIECE_MAX;
-	start = i * BPFSTASH_BLOB_PIECE_MAX;
-	for (;;) {
-		n = bpfstash_blob_seg_len(size - start);
-		if (off - start < n)
-			break;
-		start += n;
-		i++;
-	}
-	*len = start + n - off;
-	return seg[i] + (off - start);
-}
-
-/* Each piece in order: @p its address, @off its offset, @n its size. */
-#define for_each_piece(base, nr, size, off, p, n)			\
-	for ((off) = 0; (off) < (size) &&				\
-	     ((p) = bpfstash_piece(base, nr, size, off, &(n)), true); (off) += (n))
-
-static void *bpfstash_blob_piece(const struct bpfstash_blob *b, u32 off, u32 *len)
-{
-	return bpfstash_piece(b->data, b->nr_segs, b->size, off, len);
-}
-
-#define for_each_blob_piece(b, off, p, n)				\
-	for_each_piece((b)->data, (b)->nr_segs, (b)->size, off, p, n)
-
-/**
- * bpfstash_blob_at - where a byte of a blob is
- * @b: the blob
- * @off: the offset of the byte, below @b->size
- * @len: set to the number of bytes from there that are contiguous
- *
- * Return: the address of the byte.
- */
-const void *bpfstash_blob_at(const struct bpfstash_blob *b, u32 off, u32 *len)
-{
-	return bpfstash_blob_piece(b, off, len);
-}
-
-/**
- * bpfstash_funcs_at - where a byte of an entry's funcs file is
- * @e: the entry
- * @off: the offset of the byte, below @e->meta.content.funcs_size
- * @len: set to the number of bytes from there that are contiguous
- *
- * Records (32 bytes, from offset 0) never straddle two pieces; names may.
- *
- * Return: the address of the byte.
- */
-const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len)
+/* Where byte @off of @e's funcs file is, and in @len how far it is contiguous. */
+static const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len)
 {
 	return bpfstash_piece(e->funcs, e->funcs_segs, e->meta.content.funcs_size, off, len);
-}
-
-/* Copy @len bytes of @src to byte @off of the bytes at @base (see bpfstash_piece()). */
-static void bpfstash_pieces_write(void *base, u32 nr, u32 size, u32 off,
-				  const void *src, u32 len)
-{
-	u32 n;
-
-	while (len) {
-		void *p = bpfstash_piece(base, nr, size, off, &n);
-
-		n = min(n, len);
-		memcpy(p, src, n);
-		src += n;
-		off += n;
-		len -= n;
-	}
-}
-
-static void bpfstash_blob_write(struct bpfstash_blob *b, u32 off, const void *src, u32 len)
-{
-	bpfstash_pieces_write(b->data, b->nr_segs, b->size, off, src, len);
-}
-
-/* The SHA-256 of a blob's bytes, in its @digest, accounted in @acct. */
-static int bpfstash_blob_digest(struct bpfstash_blob *b, struct bpfstash_hash_acct *acct)
-{
-	SHASH_DESC_ON_STACK(desc, bpfstash_sha256);
-	u64 start = bpfstash_acct_start(acct);
-	void *p;
-	u32 off, n;
-	int err;
-
-	if (!b->nr_segs) {
-		err = bpfstash_digest(b->data, b->size, b->digest);
-	} else {
-		desc->tfm = bpfstash_sha256;
-		err = crypto_shash_init(desc);
-		for_each_blob_piece(b, off, p, n)
-			err = err ?: crypto_shash_update(desc, p, n);
-		err = err ?: crypto_shash_final(desc, b->digest);
-		shash_desc_zero(desc);
-		err = bpfstash_hashed(b->size, err);
-	}
-	bpfstash_acct_end(acct, b->size, start);
-	return err;
-}
-
-/* The bytes bpfstash_content_hash() hashes for @content. */
-static u64 bpfstash_content_hashed(const struct bpfstash_content *content)
-{
-	return sizeof(BPFSTASH_HASH_DOMAIN) + sizeof(*content) + content->funcs_size +
-	       BPFSTASH_NR_BLOBS * BPFSTASH_DIGEST_SIZE;
-}
-
-/**
- * bpfstash_content_hash - the name of an entry, over its canonical form
- * @content: the hashed part of the metadata
- * @funcs: the funcs file, @content->funcs_size bytes, held as
- *	bpfstash_piece() reads them
- * @funcs_segs: its number of pieces, 0 if it is in one
- * @blobs: the entry's blobs, NULL for an empty one
- * @hash: set to the entry's BPFSTASH_HASH_SIZE-byte name
- * @acct: what a load hashed, or NULL
- *
- * The serialisation is documented in include/uapi/linux/bpfstash.h, and
- * userspace recomputes it to verify an entry.
- *
- * Return: 0, or -EINVAL if the hash could not be computed.
- */
-static int
-bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
-		      u32 funcs_segs, struct bpfstash_blob *const blobs[BPFSTASH_NR_BLOBS],
-		      u8 hash[BPFSTASH_HASH_SIZE], struct bpfstash_hash_acct *acct)
-{
-	static const char domain[] = BPFSTASH_HASH_DOMAIN;
-	/* SHA-256 of nothing: the digest of an empty blob. */
-	static const u8 empty[BPFSTASH_DIGEST_SIZE] = {
-		0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4,
-		0xc8, 0x99, 0x6f, 0xb9, 0x24, 0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b,
-		0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55,
-	};
-	SHASH_DESC_ON_STACK(desc, bpfstash_sha256);
-	u8 digest[BPFSTASH_DIGEST_SIZE];
-	u64 start = bpfstash_acct_start(acct);
-	u32 off, n;
-	void *p;
-	int err, i;
-
-	BUILD_BUG_ON(sizeof(domain) != 12);
-
-	desc->tfm = bpfstash_sha256;
-	err = crypto_shash_init(desc) ?:
-	      crypto_shash_update(desc, domain, sizeof(domain)) ?:
-	      crypto_shash_update(desc, (const u8 *)content, sizeof(*content));
-	for_each_piece(funcs, funcs_segs, content->funcs_size, off, p, n)
-		err = err ?: crypto_shash_update(desc, p, n);
-	for (i = 0; i < BPFSTASH_NR_BLOBS && !err; i++)
-		err = crypto_shash_update(desc, blobs[i] ? blobs[i]->digest : empty,
-					  BPFSTASH_DIGEST_SIZE);
-	err = err ?: crypto_shash_final(desc, digest);
-	shash_desc_zero(desc);
-	memcpy(hash, digest, BPFSTASH_HASH_SIZE);
-	bpfstash_acct_end(acct, bpfstash_content_hashed(content), start);
-	return bpfstash_hashed(bpfstash_content_hashed(content), err);
 }
 
 /*
@@ -465,7 +133,7 @@ static struct mem_cgroup *bpfstash_charge_begin(struct mem_cgroup **old)
 
 #ifdef CONFIG_MEMCG
 	rcu_read_lock();
-	memcg = rcu_dereference(store.memcg);
+	memcg = rcu_dereference(bpfstash_store.memcg);
 	if (memcg && !css_tryget(&memcg->css))
 		memcg = NULL;
 	rcu_read_unlock();
@@ -483,75 +151,6 @@ static void bpfstash_charge_end(struct mem_cgroup *memcg, struct mem_cgroup *old
 #endif
 }
 
-/*
- * Anything past the largest kmalloc cache goes to vmalloc directly:
- * kvmalloc() would first try the page allocator, which rounds up to a
- * power of two pages (a 20 KiB image would hold 32 KiB); vmalloc rounds up
- * to a page.  Freed with kvfree().
- */
-static void *bpfstash_alloc(size_t bytes, gfp_t extra)
-{
-	if (bytes > KMALLOC_MAX_CACHE_SIZE)
-		return __vmalloc(bytes, BPFSTASH_GFP | extra);
-	return kmalloc(bytes, BPFSTASH_GFP | extra);
-}
-
-static void bpfstash_pieces_free(void **seg, u32 nr)
-{
-	u32 i;
-
-	for (i = 0; i < nr; i++)
-		kfree(seg[i]);
-}
-
-static void bpfstash_blob_free_pieces(struct bpfstash_blob *b)
-{
-	bpfstash_pieces_free(b->seg, b->nr_segs);
-}
-
-static void bpfstash_blob_free(struct bpfstash_blob *b)
-{
-	bpfstash_blob_free_pieces(b);
-	kvfree(b);
-}
-
-/*
- * The memory @size bytes hold after a header of @head bytes, and in *@nr
- * the number of their pieces, 0 for one allocation with the header: that
- * when it wastes no more than pieces would.  Pieces are kmalloc()s of
- * power-of-two sizes, so they waste nothing but the last one's rounding,
- * less than 64 bytes, and a pointer each after the header.
- */
-static size_t bpfstash_pieces_cost(u32 size, size_t head, u32 *nr)
-{
-	size_t pieces, whole;
-	u32 off, n;
-
-	/* Whole pieces at once: this is also how a blob's bytes are counted. */
-	*nr = size / BPFSTASH_BLOB_PIECE_MAX;
-	off = *nr * BPFSTASH_BLOB_PIECE_MAX;
-	pieces = (size_t)*nr * kmalloc_size_roundup(BPFSTASH_BLOB_PIECE_MAX);
-	for (; off < size; off += n, (*nr)++) {
-		n = bpfstash_blob_seg_len(size - off);
-		pieces += kmalloc_size_roundup(n);
-	}
-	whole = bpfstash_alloc_size(head + size);
-	pieces += bpfstash_alloc_size(head + *nr * sizeof(void *));
-	if (whole <= pieces || *nr > U16_MAX) {
-		*nr = 0;
-		return whole;
-	}
-	return pieces;
-}
-
-/* The same for a blob: @size bytes after a struct bpfstash_blob. */
-static size_t bpfstash_blob_cost(u32 size, u32 *nr)
-{
-	/* One cache line: 64 bytes are what a small blob pays per entry. */
-	BUILD_BUG_ON(IS_ENABLED(CONFIG_64BIT) && offsetof(struct bpfstash_blob, data) != 64);
-	return bpfstash_pieces_cost(size, offsetof(struct bpfstash_blob, data), nr);
-}
-
 /* The memory an entry's funcs file of @size bytes holds (bpfstash_funcs_alloc()). */
 static size_t bpfstash_funcs_cost(u32 size)
 {
@@ -564,240 +163,6 @@ static u64 bpfstash_entry_bytes(const struct bpfstash_entry *e)
 {
 	return kmem_cache_size(bpfstash_entry_cache) +
 	       bpfstash_funcs_cost(e->meta.content.funcs_size);
-}
-
-static u64 bpfstash_blob_bytes(const struct bpfstash_blob *b)
-{
-	u32 nr;
-
-	return bpfstash_blob_cost(b->size, &nr);
-}
-
-/* Allocate the @nr pieces of @size bytes into @seg; all or none. */
-static int bpfstash_pieces_alloc(void **seg, u32 nr, u32 size, gfp_t extra)
-{
-	u32 i, off, n;
-
-	for (i = 0, off = 0; i < nr; i++, off += n) {
-		n = bpfstash_blob_seg_len(size - off);
-		seg[i] = kmalloc(n, BPFSTASH_GFP | extra);
-		if (!seg[i]) {
-			bpfstash_pieces_free(seg, i);
-			return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-/* A blob for @size bytes, held as bpfstash_blob_cost() says. */
-static struct bpfstash_blob *bpfstash_blob_alloc(u32 size)
-{
-	struct bpfstash_blob *b;
-	u32 nr;
-
-	bpfstash_blob_cost(size, &nr);
-	if (!nr) {
-		b = bpfstash_alloc(struct_size(b, data, size), 0);
-		if (!b)
-			return NULL;
-	} else {
-		b = bpfstash_alloc(struct_size(b, seg, nr), 0);
-		if (!b)
-			return NULL;
-		if (bpfstash_pieces_alloc(b->seg, nr, size, 0)) {
-			kvfree(b);
-			return NULL;
-		}
-	}
-	b->nr_segs = nr;
-	refcount_set(&b->ref, 1);
-	b->size = size;
-	b->listed = false;
-	b->seen = false;
-	return b;
-}
-
-static void bpfstash_blob_put(struct bpfstash_blob *b);
-
-/*
- * Blobs that do not change when a program is loaded again (line info, func
- * info, BTF, jited line info) are found again by their bytes: a key picks a
- * stored blob, and a comparison confirms it.  Together they cost a fraction
- * of a SHA-256, which such a blob then does not need.  The key is the low
- * 32 bits of an xxh64 of the size and of a sample of the bytes (head,
- * middle and tail), not of all of them: the comparison reads every byte
- * anyway, and a key over all of them read the bytes twice (a tenth of the
- * hook for a program with 3 000 lines of line info).  A blob whose key
- * another stored blob already has (same size and sample, other bytes, or
- * a 32-bit collision) is only hashed each time; it is never confused with
- * that blob.
- */
-#define BPFSTASH_SEEN_SAMPLE	64
-
-static u32 bpfstash_blob_seen_key(const void *data, u32 size)
-{
-	const u8 *p = data;
-	struct xxh64_state state;
-
-	if (size <= 3 * BPFSTASH_SEEN_SAMPLE)
-		return lower_32_bits(xxh64(data, size, size));
-	xxh64_reset(&state, size);
-	xxh64_update(&state, p, BPFSTASH_SEEN_SAMPLE);
-	xxh64_update(&state, p + size / 2 - BPFSTASH_SEEN_SAMPLE / 2,
-		     BPFSTASH_SEEN_SAMPLE);
-	xxh64_update(&state, p + size - BPFSTASH_SEEN_SAMPLE, BPFSTASH_SEEN_SAMPLE);
-	return lower_32_bits(xxh64_digest(&state));
-}
-
-/*
- * Whether @a and @b hold the same @len bytes: memcmp() without the order,
- * eight words per step with one branch.  Line info and jited line info of
- * a large program are tens of KiB compared at every load; the
- * word-at-a-time memcmp() took twice the instructions.
- */
-static bool bpfstash_bytes_equal(const void *a, const void *b, size_t len)
-{
-	const unsigned long *x = a, *y = b;
-	size_t i, n = len / (8 * sizeof(long)) * 8;
-
-	for (i = 0; i < n; i += 8) {
-		if ((get_unaligned(x + i) ^ get_unaligned(y + i)) |
-		    (get_unaligned(x + i + 1) ^ get_unaligned(y + i + 1)) |
-		    (get_unaligned(x + i + 2) ^ get_unaligned(y + i + 2)) |
-		    (get_unaligned(x + i + 3) ^ get_unaligned(y + i + 3)) |
-		    (get_unaligned(x + i + 4) ^ get_unaligned(y + i + 4)) |
-		    (get_unaligned(x + i + 5) ^ get_unaligned(y + i + 5)) |
-		    (get_unaligned(x + i + 6) ^ get_unaligned(y + i + 6)) |
-		    (get_unaligned(x + i + 7) ^ get_unaligned(y + i + 7)))
-			return false;
-	}
-	return !memcmp(x + n, y + n, len - n * sizeof(long));
-}
-
-/* The stored blob of @size bytes that @key picks, with a reference, or NULL. */
-static struct bpfstash_blob *bpfstash_blob_candidate(u32 size, u32 key)
-{
-	struct bpfstash_blob *b;
-
-	rcu_read_lock();
-	b = rhashtable_lookup(&store.blobs_seen, &key, bpfstash_blob_seen_params);
-	if (b && (b->size != size || !refcount_inc_not_zero(&b->ref)))
-		b = NULL;
-	rcu_read_unlock();
-	return b;
-}
-
-/* Whether blob @b holds the @b->size bytes at @data. */
-static bool bpfstash_blob_equal(const struct bpfstash_blob *b, const void *data)
-{
-	u32 off, n;
-	void *p;
-
-	for_each_blob_piece(b, off, p, n)
-		if (!bpfstash_bytes_equal(p, data + off, n))
-			return false;
-	return true;
-}
-
-/* A stored blob with exactly @size bytes @data, with a reference, or NULL. */
-static struct bpfstash_blob *bpfstash_blob_seen(const void *data, u32 size, u32 key)
-{
-	struct bpfstash_blob *b = bpfstash_blob_candidate(size, key);
-
-	if (b && !bpfstash_blob_equal(b, data)) {
-		bpfstash_blob_put(b);
-		b = NULL;
-	}
-	return b;
-}
-
-/* Under store.lock, as @b is listed: make it findable by its bytes. */
-static void bpfstash_blob_see(struct bpfstash_blob *b)
-{
-	lockdep_assert_held(&store.lock);
-	b->seen = b->seen_key &&
-		!rhashtable_lookup_insert_fast(&store.blobs_seen, &b->seen_node,
-					       bpfstash_blob_seen_params);
-}
-
-/* Under store.lock, as @b is unlisted. */
-static void bpfstash_blob_unsee(struct bpfstash_blob *b)
-{
-	lockdep_assert_held(&store.lock);
-	if (b->seen)
-		rhashtable_remove_fast(&store.blobs_seen, &b->seen_node,
-				       bpfstash_blob_seen_params);
-	b->seen = false;
-}
-
-static void bpfstash_blob_put(struct bpfstash_blob *b)
-{
-	if (!b)
-		return;
-	if (!b->listed) {
-		/* A snapshot's own blob, never shown to anyone. */
-		bpfstash_blob_free(b);
-		return;
-	}
-	if (!refcount_dec_and_mutex_lock(&b->ref, &store.lock))
-		return;
-	rhashtable_remove_fast(&store.blobs, &b->node, bpfstash_blob_params);
-	bpfstash_blob_unsee(b);
-	b->listed = false;
-	store.bytes -= bpfstash_blob_bytes(b);
-	store.nr_blobs--;
-	mutex_unlock(&store.lock);
-	/* Lockless lookups may still see the struct, never the pieces. */
-	bpfstash_blob_free_pieces(b);
-	kvfree_rcu_mightsleep(b);
-}
-
-/*
- * The blob of @size bytes @data: a stored one with the same bytes (counted
- * in @reused), or a new copy, hashed.
- */
-static struct bpfstash_blob *bpfstash_blob_new(const void *data, u32 size,
-					       atomic64_t *reused,
-					       struct bpfstash_hash_acct *acct)
-{
-	struct bpfstash_blob *b;
-	u32 key;
-
-	if (!size)
-		return NULL;
-	key = bpfstash_blob_seen_key(data, size);
-	b = bpfstash_blob_seen(data, size, key);
-	if (b) {
-		atomic64_inc(reused);
-		return b;
-	}
-	b = bpfstash_blob_alloc(size);
-	if (!b)
-		return ERR_PTR(-ENOMEM);
-	bpfstash_blob_write(b, 0, data, size);
-	b->seen_key = key;
-	if (bpfstash_blob_digest(b, acct)) {
-		bpfstash_blob_put(b);
-		return ERR_PTR(-EINVAL);
-	}
-	return b;
-}
-
-/*
- * The BTF of a program: shared by all the programs of an object, and the
- * same bytes again when the object is loaded again, so usually a stored
- * blob (counted in btf_hash_cached).
- */
-static struct bpfstash_blob *bpfstash_btf_blob(const struct btf *btf,
-					       struct bpfstash_hash_acct *acct)
-{
-	const void *data;
-	u32 size;
-
-	if (!btf)
-		return NULL;
-	data = btf_get_raw_data(btf, &size);
-	return bpfstash_blob_new(data, size, &store.btf_hash_cached, acct);
 }
 
 /*
@@ -849,7 +214,7 @@ static void bpfstash_entry_free(struct bpfstash_entry *e)
 
 /*
  * Entries whose grace period is over, freed together by one work item:
- * putting their blobs takes store.lock.  An rcu_work in each entry would
+ * putting their blobs takes bpfstash_store.lock.  An rcu_work in each entry would
  * do the same for 32 bytes more per entry (72 with lockdep).
  */
 static LLIST_HEAD(bpfstash_free_list);
@@ -905,11 +270,11 @@ static bool bpfstash_prog_eligible(const struct bpf_prog *prog)
 {
 	if (!prog->jited || bpf_prog_is_offloaded(prog->aux) ||
 	    list_empty(&prog->aux->ksym.lnode)) {
-		atomic64_inc(&store.skipped_unlisted);
+		atomic64_inc(&bpfstash_store.skipped_unlisted);
 		return false;
 	}
 	if (!bpf_jit_kallsyms_enabled()) {
-		atomic64_inc(&store.skipped_hardened);
+		atomic64_inc(&bpfstash_store.skipped_hardened);
 		return false;
 	}
 	return true;
@@ -1166,7 +531,7 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 	if (b) {
 		err = bpfstash_jited_lines_blob(prog, nr_funcs, b, true);
 		if (!err) {
-			atomic64_inc(&store.blob_dedup);
+			atomic64_inc(&bpfstash_store.blob_dedup);
 			*blob = b;
 			return 0;
 		}
@@ -1251,7 +616,7 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 		goto err;
 
 	b = bpfstash_blob_new(aux->linfo, aux->nr_linfo * sizeof(struct bpf_line_info),
-			      &store.blob_dedup, acct);
+			      &bpfstash_store.blob_dedup, acct);
 	if (IS_ERR(b)) {
 		err = PTR_ERR(b);
 		goto err;
@@ -1265,7 +630,7 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 
 	b = bpfstash_blob_new(aux->func_info,
 			      aux->func_info_cnt * sizeof(struct bpf_func_info),
-			      &store.blob_dedup, acct);
+			      &bpfstash_store.blob_dedup, acct);
 	if (IS_ERR(b)) {
 		err = PTR_ERR(b);
 		goto err;
@@ -1327,8 +692,8 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 	int err, i;
 	u32 index;
 
-	mutex_lock(&store.lock);
-	if (!store.active) {
+	mutex_lock(&bpfstash_store.lock);
+	if (!bpfstash_store.active) {
 		err = -ENODEV;
 		goto unlock;
 	}
@@ -1337,7 +702,7 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 		goto unlock;
 	}
 
-	old_entry = rhashtable_lookup_fast(&store.entries, e->meta.hash,
+	old_entry = rhashtable_lookup_fast(&bpfstash_store.entries, e->meta.hash,
 					   bpfstash_entry_params);
 	if (old_entry) {
 		/* Same content: only one program can be loaded at an address. */
@@ -1345,7 +710,7 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 			err = -EEXIST;
 			goto unlock;
 		}
-		write_seqlock_bh(&store.state);
+		write_seqlock_bh(&bpfstash_store.state);
 		old_entry->meta.prog_id = e->meta.prog_id;
 		old_entry->meta.uid = e->meta.uid;
 		old_entry->meta.btf_id = e->meta.btf_id;
@@ -1355,13 +720,13 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 		old_entry->meta.unload_time = 0;
 		old_entry->meta.unload_time_real = 0;
 		set_bit(BPFSTASH_ENTRY_LIVE, &old_entry->flags);
-		write_sequnlock_bh(&store.state);
+		write_sequnlock_bh(&bpfstash_store.state);
 		WRITE_ONCE(old_entry->last_access, e->last_access);
-		atomic_inc(&store.nr_live);
+		atomic_inc(&bpfstash_store.nr_live);
 		refcount_inc(&old_entry->ref);
 		WRITE_ONCE(prog->aux->stash, old_entry);
-		mutex_unlock(&store.lock);
-		atomic64_inc(&store.reloaded);
+		mutex_unlock(&bpfstash_store.lock);
+		atomic64_inc(&bpfstash_store.reloaded);
 		*stored = old_entry;
 		return 0;
 	}
@@ -1372,10 +737,8 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 
 		if (!b || b->listed)
 			continue;	/* empty, or a stored blob found by its bytes */
-		old = rhashtable_lookup_fast(&store.blobs, b->digest,
-					     bpfstash_blob_params);
-		if (old && old->size == b->size) {
-			refcount_inc(&old->ref);
+		old = bpfstash_blob_find(b);
+		if (old) {
 			dups[i] = b;
 			e->blobs[i] = old;
 			continue;
@@ -1384,8 +747,8 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 		add += bpfstash_blob_bytes(b);
 	}
 
-	if (bpfstash_over_limits(store.bytes, add, store.max_bytes,
-				 store.nr_entries, store.max_entries)) {
+	if (bpfstash_over_limits(bpfstash_store.bytes, add, bpfstash_store.max_bytes,
+				 bpfstash_store.nr_entries, bpfstash_store.max_entries)) {
 		err = -ENOSPC;
 		goto undo;
 	}
@@ -1393,46 +756,42 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
 		if (!fresh[i])
 			continue;
-		err = rhashtable_insert_fast(&store.blobs, &e->blobs[i]->node,
-					     bpfstash_blob_params);
+		err = bpfstash_blob_list(e->blobs[i]);
 		if (err)
 			goto undo;
-		e->blobs[i]->listed = true;
-		bpfstash_blob_see(e->blobs[i]);
-		store.nr_blobs++;
 	}
 	/*
 	 * Lookups are lockless, so the entry is published only when nothing
 	 * can fail any more: its listing position is reserved first (a
 	 * reserved slot reads as empty, and filling it allocates nothing).
 	 */
-	err = xa_alloc_cyclic(&store.index, &index, NULL, xa_limit_32b,
-			      &store.next_index, BPFSTASH_GFP);
+	err = xa_alloc_cyclic(&bpfstash_store.index, &index, NULL, xa_limit_32b,
+			      &bpfstash_store.next_index, BPFSTASH_GFP);
 	if (err < 0)
 		goto undo;
-	err = rhashtable_insert_fast(&store.entries, &e->node, bpfstash_entry_params);
+	err = rhashtable_insert_fast(&bpfstash_store.entries, &e->node, bpfstash_entry_params);
 	if (err) {
-		xa_erase(&store.index, index);
+		xa_erase(&bpfstash_store.index, index);
 		goto undo;
 	}
-	WARN_ON_ONCE(xa_is_err(xa_store(&store.index, index, e, BPFSTASH_GFP)));
+	WARN_ON_ONCE(xa_is_err(xa_store(&bpfstash_store.index, index, e, BPFSTASH_GFP)));
 	e->index = index;
 
-	store.bytes += add;
-	store.peak_bytes = max(store.peak_bytes, store.bytes);
-	store.nr_entries++;
+	bpfstash_store.bytes += add;
+	bpfstash_store.peak_bytes = max(bpfstash_store.peak_bytes, bpfstash_store.bytes);
+	bpfstash_store.nr_entries++;
 	e->meta.bytes = add;
 	set_bit(BPFSTASH_ENTRY_STORED, &e->flags);
 	set_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
-	atomic_inc(&store.nr_live);
+	atomic_inc(&bpfstash_store.nr_live);
 	/* The initial reference is the store's; take one for the program. */
 	refcount_inc(&e->ref);
 	WRITE_ONCE(prog->aux->stash, e);
-	mutex_unlock(&store.lock);
+	mutex_unlock(&bpfstash_store.lock);
 
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
 		if (dups[i]) {
-			atomic64_inc(&store.blob_dedup);
+			atomic64_inc(&bpfstash_store.blob_dedup);
 			bpfstash_blob_put(dups[i]);
 		}
 	}
@@ -1447,7 +806,7 @@ undo:
 		 * snapshot's free drops it as any stored blob's.
 		 */
 		if (fresh[i] && e->blobs[i]->listed)
-			store.bytes += bpfstash_blob_bytes(e->blobs[i]);
+			bpfstash_store.bytes += bpfstash_blob_bytes(e->blobs[i]);
 		if (dups[i]) {
 			/* Hand the snapshot its own blob back. */
 			refcount_dec(&e->blobs[i]->ref);
@@ -1455,7 +814,7 @@ undo:
 		}
 	}
 unlock:
-	mutex_unlock(&store.lock);
+	mutex_unlock(&bpfstash_store.lock);
 	if (err == -EBUSY || err == -E2BIG)
 		err = -ENOMEM;	/* rhashtable could not grow */
 	return err;
@@ -1531,14 +890,15 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 		return -ENOENT;
 	}
 
-	atomic64_inc(&store.considered);
+	atomic64_inc(&bpfstash_store.considered);
 	/* A full store refuses before any copy or hash. */
 	funcs_size = bpfstash_funcs_size(prog);
-	if (bpfstash_over_limits(READ_ONCE(store.bytes), bpfstash_min_bytes(prog, funcs_size),
-				 READ_ONCE(store.max_bytes),
-				 READ_ONCE(store.nr_entries),
-				 READ_ONCE(store.max_entries))) {
-		atomic64_inc(&store.refused_full);
+	if (bpfstash_over_limits(READ_ONCE(bpfstash_store.bytes),
+				 bpfstash_min_bytes(prog, funcs_size),
+				 READ_ONCE(bpfstash_store.max_bytes),
+				 READ_ONCE(bpfstash_store.nr_entries),
+				 READ_ONCE(bpfstash_store.max_entries))) {
+		atomic64_inc(&bpfstash_store.refused_full);
 		r->outcome = BPFSTASH_REFUSED_FULL;
 		return PERF_RECORD_MMAP3_REFUSED_FULL;
 	}
@@ -1557,16 +917,16 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 
 	switch (err) {
 	case 0:
-		atomic64_inc(&store.stored);
+		atomic64_inc(&bpfstash_store.stored);
 		if (preexisting)
-			atomic64_inc(&store.preexisting);
+			atomic64_inc(&bpfstash_store.preexisting);
 		r->outcome = r->bytes ? BPFSTASH_STORED : BPFSTASH_RELOADED;
 		bpfstash_entry_get(e);
 		*out = e;
 		return PERF_RECORD_MMAP3_STASHED;
 	case -EEXIST:
 		/* Stored meanwhile by the start's walk: not a new program. */
-		atomic64_dec(&store.considered);
+		atomic64_dec(&bpfstash_store.considered);
 		*out = preexisting ? NULL : bpfstash_prog_entry(prog);
 		if (!*out)
 			return -ENOENT;
@@ -1574,14 +934,14 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 		return PERF_RECORD_MMAP3_STASHED;
 	case -ENODEV:
 		/* Stopped meanwhile. */
-		atomic64_dec(&store.considered);
+		atomic64_dec(&bpfstash_store.considered);
 		return -ENOENT;
 	case -ENOSPC:
-		atomic64_inc(&store.refused_full);
+		atomic64_inc(&bpfstash_store.refused_full);
 		r->outcome = BPFSTASH_REFUSED_FULL;
 		return PERF_RECORD_MMAP3_REFUSED_FULL;
 	default:
-		atomic64_inc(&store.refused_nomem);
+		atomic64_inc(&bpfstash_store.refused_nomem);
 		r->outcome = BPFSTASH_REFUSED_NOMEM;
 		return PERF_RECORD_MMAP3_REFUSED_NOMEM;
 	}
@@ -1614,13 +974,13 @@ void __bpfstash_prog_unload(struct bpf_prog *prog)
 
 	if (!e)
 		return;
-	write_seqlock_bh(&store.state);
+	write_seqlock_bh(&bpfstash_store.state);
 	e->meta.unload_time = ktime_get_boottime_ns();
 	e->meta.unload_time_real = ktime_get_real_ns();
 	live = test_and_clear_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
-	write_sequnlock_bh(&store.state);
+	write_sequnlock_bh(&bpfstash_store.state);
 	if (live)
-		atomic_dec(&store.nr_live);
+		atomic_dec(&bpfstash_store.nr_live);
 	bpfstash_entry_put(e);
 }
 
@@ -1637,11 +997,126 @@ void bpfstash_entry_state(const struct bpfstash_entry *e, struct bpfstash_meta *
 	bool live;
 
 	do {
-		seq = read_seqbegin(&store.state);
+		seq = read_seqbegin(&bpfstash_store.state);
 		*m = e->meta;
 		live = bpfstash_entry_live(e);
-	} while (read_seqretry(&store.state, seq));
+	} while (read_seqretry(&bpfstash_store.state, seq));
 	m->flags = live ? BPFSTASH_META_LOADED : 0;
+}
+
+/**
+ * bpfstash_entry_get - take a reference to an entry
+ * @e: an entry the caller holds a reference to
+ */
+void bpfstash_entry_get(struct bpfstash_entry *e)
+{
+	refcount_inc(&e->ref);
+}
+
+/**
+ * bpfstash_entry_stored - whether an entry is in the store
+ * @e: the entry
+ *
+ * Return: false once it is deleted or the store stopped, for good.
+ */
+bool bpfstash_entry_stored(const struct bpfstash_entry *e)
+{
+	return test_bit(BPFSTASH_ENTRY_STORED, &e->flags);
+}
+
+/**
+ * bpfstash_entry_index - an entry's position in listing (load) order
+ * @e: the entry
+ *
+ * Return: a number no other stored entry has, fixed for the entry's life.
+ */
+u32 bpfstash_entry_index(const struct bpfstash_entry *e)
+{
+	return e->index;
+}
+
+/**
+ * bpfstash_entry_hash - an entry's name
+ * @e: the entry
+ *
+ * Return: its BPFSTASH_HASH_SIZE-byte content hash, valid while @e is held.
+ */
+const u8 *bpfstash_entry_hash(const struct bpfstash_entry *e)
+{
+	return e->meta.hash;
+}
+
+/**
+ * bpfstash_entry_content - the hashed, immutable part of an entry's metadata
+ * @e: the entry
+ *
+ * Return: it, valid while @e is held.  The state (ids, times) changes: read
+ * it with bpfstash_entry_state().
+ */
+const struct bpfstash_content *bpfstash_entry_content(const struct bpfstash_entry *e)
+{
+	return &e->meta.content;
+}
+
+/**
+ * bpfstash_entry_size - how many bytes of data an entry holds
+ * @e: the entry
+ * @d: which data
+ *
+ * Return: the size of @d, 0 when the entry has none.
+ */
+u32 bpfstash_entry_size(const struct bpfstash_entry *e, enum bpfstash_data d)
+{
+	if (d == BPFSTASH_DATA_FUNCS)
+		return e->meta.content.funcs_size;
+	if (WARN_ON_ONCE((unsigned int)d >= BPFSTASH_NR_BLOBS))
+		return 0;
+	return e->blobs[d] ? e->blobs[d]->size : 0;
+}
+
+/**
+ * bpfstash_entry_at - where a byte of an entry's data is
+ * @e: the entry
+ * @d: which data
+ * @off: the offset of the byte, below bpfstash_entry_size(@e, @d)
+ * @len: set to the number of bytes from there that are contiguous
+ *
+ * The data may be held in pieces.  Records whose size is a power of two up
+ * to 256 bytes, from offset 0, never straddle two: func records (32 bytes),
+ * line info (16) and jited line info (8) can be read in place.  Names in
+ * the funcs file and BTF may straddle.
+ *
+ * Return: the address of the byte, valid while @e is held.
+ */
+const void *bpfstash_entry_at(const struct bpfstash_entry *e, enum bpfstash_data d,
+			      u32 off, u32 *len)
+{
+	BUILD_BUG_ON(sizeof(struct bpf_line_info) > BPFSTASH_BLOB_PIECE_MIN);
+	if (d == BPFSTASH_DATA_FUNCS)
+		return bpfstash_funcs_at(e, off, len);
+	return bpfstash_blob_at(e->blobs[d], off, len);
+}
+
+/**
+ * bpfstash_entry_accessed - note that a file of an entry was opened
+ * @e: the entry
+ *
+ * bpfstash-gc expires entries by this time (the atime of its files).
+ */
+void bpfstash_entry_accessed(struct bpfstash_entry *e)
+{
+	WRITE_ONCE(e->last_access, ktime_get_real_ns());
+}
+
+/**
+ * bpfstash_entry_last_access - when a file of an entry was last opened
+ * @e: the entry
+ *
+ * Return: ns since the epoch; the load time until a file was opened.
+ */
+u64 bpfstash_entry_last_access(const struct bpfstash_entry *e)
+{
+	return READ_ONCE(e->last_access);
 }
 
 /*
@@ -1666,11 +1141,11 @@ static void bpfstash_walk_progs(bool store_them)
 			if (e) {
 				bool live;
 
-				write_seqlock_bh(&store.state);
+				write_seqlock_bh(&bpfstash_store.state);
 				live = test_and_clear_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
-				write_sequnlock_bh(&store.state);
+				write_sequnlock_bh(&bpfstash_store.state);
 				if (live)
-					atomic_dec(&store.nr_live);
+					atomic_dec(&bpfstash_store.nr_live);
 				bpfstash_entry_put(e);
 			}
 		}
@@ -1700,35 +1175,36 @@ static int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
 	err = bpfstash_hash_setup();
 	if (err)
 		return err;
-	mutex_lock(&store.lock);
-	if (store.active) {
-		mutex_unlock(&store.lock);
+	mutex_lock(&bpfstash_store.lock);
+	if (bpfstash_store.active) {
+		mutex_unlock(&bpfstash_store.lock);
 		return -EBUSY;
 	}
-	WRITE_ONCE(store.active, true);
+	WRITE_ONCE(bpfstash_store.active, true);
 	if (max_bytes)
-		store.max_bytes = max_bytes;
+		bpfstash_store.max_bytes = max_bytes;
 	if (max_entries)
-		store.max_entries = max_entries;
-	store.peak_bytes = store.bytes;
+		bpfstash_store.max_entries = max_entries;
+	bpfstash_store.peak_bytes = bpfstash_store.bytes;
 	/* Counters describe this run of the store. */
-	atomic64_set(&store.considered, 0);
-	atomic64_set(&store.stored, 0);
-	atomic64_set(&store.preexisting, 0);
-	atomic64_set(&store.reloaded, 0);
-	atomic64_set(&store.refused_full, 0);
-	atomic64_set(&store.refused_nomem, 0);
-	atomic64_set(&store.skipped_hardened, 0);
-	atomic64_set(&store.skipped_unlisted, 0);
-	atomic64_set(&store.deleted, 0);
-	atomic64_set(&store.blob_dedup, 0);
-	atomic64_set(&store.btf_hash_cached, 0);
-	atomic64_set(&store.hashed_bytes, 0);
+	atomic64_set(&bpfstash_store.considered, 0);
+	atomic64_set(&bpfstash_store.stored, 0);
+	atomic64_set(&bpfstash_store.preexisting, 0);
+	atomic64_set(&bpfstash_store.reloaded, 0);
+	atomic64_set(&bpfstash_store.refused_full, 0);
+	atomic64_set(&bpfstash_store.refused_nomem, 0);
+	atomic64_set(&bpfstash_store.skipped_hardened, 0);
+	atomic64_set(&bpfstash_store.skipped_unlisted, 0);
+	atomic64_set(&bpfstash_store.deleted, 0);
+	atomic64_set(&bpfstash_store.blob_dedup, 0);
+	atomic64_set(&bpfstash_store.btf_hash_cached, 0);
+	atomic64_set(&bpfstash_store.hashed_bytes, 0);
 #ifdef CONFIG_MEMCG
 	memcg = get_mem_cgroup_from_current();
 #endif
-	memcg = rcu_replace_pointer(store.memcg, memcg, lockdep_is_held(&store.lock));
-	mutex_unlock(&store.lock);
+	memcg = rcu_replace_pointer(bpfstash_store.memcg, memcg,
+				    lockdep_is_held(&bpfstash_store.lock));
+	mutex_unlock(&bpfstash_store.lock);
 #ifdef CONFIG_MEMCG
 	if (memcg) {
 		synchronize_rcu();
@@ -1752,12 +1228,12 @@ static int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
  */
 void bpfstash_store_set_limits(u64 max_bytes, u32 max_entries)
 {
-	mutex_lock(&store.lock);
+	mutex_lock(&bpfstash_store.lock);
 	if (max_bytes)
-		store.max_bytes = max_bytes;
+		bpfstash_store.max_bytes = max_bytes;
 	if (max_entries)
-		store.max_entries = max_entries;
-	mutex_unlock(&store.lock);
+		bpfstash_store.max_entries = max_entries;
+	mutex_unlock(&bpfstash_store.lock);
 }
 
 /**
@@ -1775,20 +1251,21 @@ static void bpfstash_store_deactivate(void)
 
 	static_branch_disable(&bpfstash_active);
 
-	mutex_lock(&store.lock);
-	WRITE_ONCE(store.active, false);
-	store.max_bytes = bpfstash_default_max_bytes;
-	store.max_entries = bpfstash_default_max_entries;
-	xa_for_each(&store.index, index, e) {
-		xa_erase(&store.index, index);
-		rhashtable_remove_fast(&store.entries, &e->node, bpfstash_entry_params);
+	mutex_lock(&bpfstash_store.lock);
+	WRITE_ONCE(bpfstash_store.active, false);
+	bpfstash_store.max_bytes = bpfstash_default_max_bytes;
+	bpfstash_store.max_entries = bpfstash_default_max_entries;
+	xa_for_each(&bpfstash_store.index, index, e) {
+		xa_erase(&bpfstash_store.index, index);
+		rhashtable_remove_fast(&bpfstash_store.entries, &e->node, bpfstash_entry_params);
 		clear_bit(BPFSTASH_ENTRY_STORED, &e->flags);
-		store.bytes -= bpfstash_entry_bytes(e);
-		store.nr_entries--;
+		bpfstash_store.bytes -= bpfstash_entry_bytes(e);
+		bpfstash_store.nr_entries--;
 		bpfstash_entry_put(e);
 	}
-	memcg = rcu_replace_pointer(store.memcg, NULL, lockdep_is_held(&store.lock));
-	mutex_unlock(&store.lock);
+	memcg = rcu_replace_pointer(bpfstash_store.memcg, NULL,
+				    lockdep_is_held(&bpfstash_store.lock));
+	mutex_unlock(&bpfstash_store.lock);
 
 	/* Loaded programs hold their entries; let go of them too. */
 	bpfstash_walk_progs(false);
@@ -1856,7 +1333,7 @@ bool bpfstash_store_stop(void)
 	bool running;
 
 	mutex_lock(&bpfstash_control_lock);
-	running = READ_ONCE(store.active);
+	running = READ_ONCE(bpfstash_store.active);
 	if (running)
 		bpfstash_store_deactivate();
 	mutex_unlock(&bpfstash_control_lock);
@@ -1868,7 +1345,7 @@ bool bpfstash_store_stop(void)
  */
 bool bpfstash_store_running(void)
 {
-	return READ_ONCE(store.active);
+	return READ_ONCE(bpfstash_store.active);
 }
 
 /**
@@ -1957,11 +1434,11 @@ static int __init bpfstash_setup(char *str)
 		bpfstash_boot_on = c.on;
 	if (c.max_bytes) {
 		bpfstash_default_max_bytes = c.max_bytes;
-		store.max_bytes = c.max_bytes;
+		bpfstash_store.max_bytes = c.max_bytes;
 	}
 	if (c.max_entries) {
 		bpfstash_default_max_entries = c.max_entries;
-		store.max_entries = c.max_entries;
+		bpfstash_store.max_entries = c.max_entries;
 	}
 	return 1;
 }
@@ -1983,7 +1460,7 @@ static int __init bpfstash_boot_start(void)
 		pr_err("bpfstash: cannot start the store at boot: %pe\n", ERR_PTR(err));
 	else
 		pr_info("bpfstash: storing programs from boot (size=%llu max_entries=%u)\n",
-			store.max_bytes, store.max_entries);
+			bpfstash_store.max_bytes, bpfstash_store.max_entries);
 	return 0;
 }
 late_initcall(bpfstash_boot_start);
@@ -1999,7 +1476,7 @@ struct bpfstash_entry *bpfstash_entry_lookup(const u8 *hash)
 	struct bpfstash_entry *e;
 
 	rcu_read_lock();
-	e = rhashtable_lookup(&store.entries, hash, bpfstash_entry_params);
+	e = rhashtable_lookup(&bpfstash_store.entries, hash, bpfstash_entry_params);
 	if (e && !refcount_inc_not_zero(&e->ref))
 		e = NULL;
 	rcu_read_unlock();
@@ -2018,7 +1495,7 @@ struct bpfstash_entry *bpfstash_entry_next(unsigned long *index)
 
 	rcu_read_lock();
 	for (;;) {
-		e = xa_find(&store.index, index, ULONG_MAX, XA_PRESENT);
+		e = xa_find(&bpfstash_store.index, index, ULONG_MAX, XA_PRESENT);
 		if (!e || refcount_inc_not_zero(&e->ref))
 			break;
 		(*index)++;
@@ -2040,24 +1517,24 @@ int bpfstash_entry_delete(const u8 *hash)
 {
 	struct bpfstash_entry *e;
 
-	mutex_lock(&store.lock);
-	e = rhashtable_lookup_fast(&store.entries, hash, bpfstash_entry_params);
+	mutex_lock(&bpfstash_store.lock);
+	e = rhashtable_lookup_fast(&bpfstash_store.entries, hash, bpfstash_entry_params);
 	if (!e) {
-		mutex_unlock(&store.lock);
+		mutex_unlock(&bpfstash_store.lock);
 		return -ENOENT;
 	}
 	if (bpfstash_entry_live(e)) {
-		mutex_unlock(&store.lock);
+		mutex_unlock(&bpfstash_store.lock);
 		return -EBUSY;
 	}
-	rhashtable_remove_fast(&store.entries, &e->node, bpfstash_entry_params);
-	xa_erase(&store.index, e->index);
+	rhashtable_remove_fast(&bpfstash_store.entries, &e->node, bpfstash_entry_params);
+	xa_erase(&bpfstash_store.index, e->index);
 	clear_bit(BPFSTASH_ENTRY_STORED, &e->flags);
-	store.bytes -= bpfstash_entry_bytes(e);
-	store.nr_entries--;
-	mutex_unlock(&store.lock);
+	bpfstash_store.bytes -= bpfstash_entry_bytes(e);
+	bpfstash_store.nr_entries--;
+	mutex_unlock(&bpfstash_store.lock);
 
-	atomic64_inc(&store.deleted);
+	atomic64_inc(&bpfstash_store.deleted);
 	bpfstash_entry_put(e);
 	return 0;
 }
@@ -2068,28 +1545,28 @@ int bpfstash_entry_delete(const u8 *hash)
  */
 void bpfstash_store_get_stats(struct bpfstash_stats *st)
 {
-	mutex_lock(&store.lock);
-	st->bytes = store.bytes;
-	st->max_bytes = store.max_bytes;
-	st->peak_bytes = store.peak_bytes;
-	st->entries = store.nr_entries;
-	st->max_entries = store.max_entries;
-	st->blobs = store.nr_blobs;
-	st->live_entries = atomic_read(&store.nr_live);
-	mutex_unlock(&store.lock);
+	mutex_lock(&bpfstash_store.lock);
+	st->bytes = bpfstash_store.bytes;
+	st->max_bytes = bpfstash_store.max_bytes;
+	st->peak_bytes = bpfstash_store.peak_bytes;
+	st->entries = bpfstash_store.nr_entries;
+	st->max_entries = bpfstash_store.max_entries;
+	st->blobs = bpfstash_store.nr_blobs;
+	st->live_entries = atomic_read(&bpfstash_store.nr_live);
+	mutex_unlock(&bpfstash_store.lock);
 
-	st->considered = atomic64_read(&store.considered);
-	st->stored = atomic64_read(&store.stored);
-	st->preexisting = atomic64_read(&store.preexisting);
-	st->reloaded = atomic64_read(&store.reloaded);
-	st->refused_full = atomic64_read(&store.refused_full);
-	st->refused_nomem = atomic64_read(&store.refused_nomem);
-	st->skipped_hardened = atomic64_read(&store.skipped_hardened);
-	st->skipped_unlisted = atomic64_read(&store.skipped_unlisted);
-	st->deleted = atomic64_read(&store.deleted);
-	st->blob_dedup = atomic64_read(&store.blob_dedup);
-	st->btf_hash_cached = atomic64_read(&store.btf_hash_cached);
-	st->hashed_bytes = atomic64_read(&store.hashed_bytes);
+	st->considered = atomic64_read(&bpfstash_store.considered);
+	st->stored = atomic64_read(&bpfstash_store.stored);
+	st->preexisting = atomic64_read(&bpfstash_store.preexisting);
+	st->reloaded = atomic64_read(&bpfstash_store.reloaded);
+	st->refused_full = atomic64_read(&bpfstash_store.refused_full);
+	st->refused_nomem = atomic64_read(&bpfstash_store.refused_nomem);
+	st->skipped_hardened = atomic64_read(&bpfstash_store.skipped_hardened);
+	st->skipped_unlisted = atomic64_read(&bpfstash_store.skipped_unlisted);
+	st->deleted = atomic64_read(&bpfstash_store.deleted);
+	st->blob_dedup = atomic64_read(&bpfstash_store.blob_dedup);
+	st->btf_hash_cached = atomic64_read(&bpfstash_store.btf_hash_cached);
+	st->hashed_bytes = atomic64_read(&bpfstash_store.hashed_bytes);
 }
 
 static int __init bpfstash_store_init(void)
@@ -2112,20 +1589,15 @@ static int __init bpfstash_store_init(void)
 		err = -ENOMEM;
 		goto err_cache;
 	}
-	err = rhashtable_init(&store.entries, &bpfstash_entry_params);
+	err = rhashtable_init(&bpfstash_store.entries, &bpfstash_entry_params);
 	if (err)
 		goto err_wq;
-	err = rhashtable_init(&store.blobs, &bpfstash_blob_params);
+	err = bpfstash_blobs_init();
 	if (err)
 		goto err_entries;
-	err = rhashtable_init(&store.blobs_seen, &bpfstash_blob_seen_params);
-	if (err)
-		goto err_blobs;
 	return 0;
-err_blobs:
-	rhashtable_destroy(&store.blobs);
 err_entries:
-	rhashtable_destroy(&store.entries);
+	rhashtable_destroy(&bpfstash_store.entries);
 err_wq:
 	destroy_workqueue(bpfstash_wq);
 err_cache:

@@ -220,9 +220,9 @@ static struct bpfstash_entry *bpfstash_test_entry(struct kunit *test,
 	e = bpfstash_entry_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	e->blobs[BPFSTASH_BLOB_JITED] = bpfstash_blob_new(image, strlen(image),
-							  &store.blob_dedup, NULL);
+							  &bpfstash_store.blob_dedup, NULL);
 	e->blobs[BPFSTASH_BLOB_BTF] = bpfstash_blob_new(btf, strlen(btf),
-							&store.btf_hash_cached, NULL);
+							&bpfstash_store.btf_hash_cached, NULL);
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
 		KUNIT_ASSERT_FALSE(test, IS_ERR(e->blobs[i]));
 	e->meta.content.jited_len = strlen(image);
@@ -246,7 +246,7 @@ static void bpfstash_test_store(struct kunit *test)
 	struct bpfstash_blob *b;
 	struct bpfstash_hash_acct acct = {};
 	struct bpfstash_stats st;
-	u64 dedup = atomic64_read(&store.blob_dedup);
+	u64 dedup = atomic64_read(&bpfstash_store.blob_dedup);
 	u64 one_btf;
 	int err;
 
@@ -262,7 +262,7 @@ static void bpfstash_test_store(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(p2, e2, &stored), 0);
 	KUNIT_EXPECT_PTR_EQ(test, e1->blobs[BPFSTASH_BLOB_BTF], e2->blobs[BPFSTASH_BLOB_BTF]);
 	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 2);
-	KUNIT_EXPECT_EQ(test, atomic64_read(&store.blob_dedup), dedup + 1);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&bpfstash_store.blob_dedup), dedup + 1);
 	KUNIT_EXPECT_PTR_EQ(test, READ_ONCE(p1->aux->stash), e1);
 
 	bpfstash_store_get_stats(&st);
@@ -280,13 +280,13 @@ static void bpfstash_test_store(struct kunit *test)
 	 * Stored bytes are found again by their bytes, not hashed again:
 	 * the tracepoint's account of a load says so.
 	 */
-	b = bpfstash_blob_new("shared btf", 10, &store.btf_hash_cached, &acct);
+	b = bpfstash_blob_new("shared btf", 10, &bpfstash_store.btf_hash_cached, &acct);
 	KUNIT_EXPECT_PTR_EQ(test, b, e1->blobs[BPFSTASH_BLOB_BTF]);
 	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 3);
 	KUNIT_EXPECT_EQ(test, acct.bytes, 0);
 	bpfstash_blob_put(b);
 	/* Other bytes of the same size are not. */
-	b = bpfstash_blob_new("shared BTF", 10, &store.btf_hash_cached, &acct);
+	b = bpfstash_blob_new("shared BTF", 10, &bpfstash_store.btf_hash_cached, &acct);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(b));
 	KUNIT_EXPECT_FALSE(test, b->listed);
 	KUNIT_EXPECT_EQ(test, acct.bytes, 10);
@@ -376,7 +376,8 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, bpfstash_store_activate(1 << 20, 10), 0);
 	e = bpfstash_entry_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, e);
-	e->blobs[BPFSTASH_BLOB_BTF] = bpfstash_blob_new(one, size, &store.btf_hash_cached, NULL);
+	e->blobs[BPFSTASH_BLOB_BTF] = bpfstash_blob_new(one, size,
+							&bpfstash_store.btf_hash_cached, NULL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(e->blobs[BPFSTASH_BLOB_BTF]));
 	e->meta.content.btf_size = size;
 	bpfstash_content_hash(&e->meta.content, NULL, 0, e->blobs, e->meta.hash, NULL);
@@ -384,12 +385,12 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, e->blobs[BPFSTASH_BLOB_BTF]->seen);
 
 	/* The same bytes: the stored blob. */
-	b = bpfstash_blob_new(one, size, &store.btf_hash_cached, NULL);
+	b = bpfstash_blob_new(one, size, &bpfstash_store.btf_hash_cached, NULL);
 	KUNIT_EXPECT_PTR_EQ(test, b, e->blobs[BPFSTASH_BLOB_BTF]);
 	bpfstash_blob_put(b);
 
 	/* Same key, other bytes: a copy of its own, hashed. */
-	b = bpfstash_blob_new(other, size, &store.btf_hash_cached, NULL);
+	b = bpfstash_blob_new(other, size, &bpfstash_store.btf_hash_cached, NULL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(b));
 	KUNIT_EXPECT_PTR_NE(test, b, e->blobs[BPFSTASH_BLOB_BTF]);
 	KUNIT_EXPECT_FALSE(test, b->listed);

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * bpfstash: the internals of the store, shared by stash.c (entries, hooks,
+ * control) and stash_blob.c (the blob store: pieces, dedup, digests).
+ * Nothing outside kernel/bpf/ includes this: the view and the rest of the
+ * kernel use include/linux/bpfstash.h.
+ */
+#ifndef _KERNEL_BPF_STASH_H
+#define _KERNEL_BPF_STASH_H
+
+#include <linux/atomic.h>
+#include <linux/bpfstash.h>
+#include <linux/llist.h>
+#include <linux/log2.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/rhashtable-types.h>
+#include <linux/seqlock.h>
+#include <linux/xarray.h>
+#include <kunit/visibility.h>
+
+struct btf;
+struct mem_cgroup;
+
+/* The blobs of an entry, in the order the content hash covers them. */
+enum bpfstash_blob_id {
+	BPFSTASH_BLOB_JITED = BPFSTASH_DATA_JITED,
+	BPFSTASH_BLOB_LINE_INFO = BPFSTASH_DATA_LINE_INFO,
+	BPFSTASH_BLOB_JITED_LINE_INFO = BPFSTASH_DATA_JITED_LINE_INFO,
+	BPFSTASH_BLOB_FUNC_INFO = BPFSTASH_DATA_FUNC_INFO,
+	BPFSTASH_BLOB_BTF = BPFSTASH_DATA_BTF,
+	BPFSTASH_NR_BLOBS,
+};
+
+/**
+ * struct bpfstash_blob - immutable bytes, stored once per content
+ * @node: in the store's blob table, keyed by @digest
+ * @seen_node: in the store's table of blobs found by their bytes, keyed by
+ *	@seen_key, if @seen
+ * @seen_key: xxh64 of a sample of the bytes, its low 32 bits; 0 for bytes
+ *	never seen again (a JITed image)
+ * @ref: one per entry using the blob
+ * @size: bytes in the blob; what it holds in memory follows from it
+ *	(bpfstash_blob_cost() in stash_blob.c)
+ * @nr_segs: 0 if @data holds the bytes, else the number of pieces in @seg
+ * @listed: in the table (under the store's lock); a snapshot's new blobs
+ *	are not, until the snapshot is stored
+ * @seen: in the table by bytes (under the store's lock)
+ * @digest: SHA-256 of the bytes
+ * @data: the bytes, for a blob that fits its allocation well
+ * @seg: the pieces of any other blob, each a kmalloc() of exactly its size:
+ *	pieces of the largest kmalloc cache (8 KiB with 4 KiB pages), then
+ *	the tail in power-of-two pieces down to 256 bytes as it needs them,
+ *	then the rest (bpfstash_blob_seg_len()).  A
+ *	blob one contiguous allocation held would waste up to a page, or half
+ *	a kmalloc bucket; in pieces it wastes less than 64 bytes plus a
+ *	pointer per piece.  Use bpfstash_blob_at() to read either kind.
+ *
+ * Lookups are lockless: the struct is freed after a grace period
+ * (kvfree_rcu_mightsleep(), without an rcu_head: 16 bytes less per blob),
+ * the pieces as soon as the last reference is gone, since only a holder of
+ * a reference reads them.
+ */
+struct bpfstash_blob {
+	struct rhash_head node;
+	struct rhash_head seen_node;
+	u32 seen_key;
+	refcount_t ref;
+	u32 size;
+	u16 nr_segs;
+	bool listed;
+	bool seen;
+	u8 digest[BPFSTASH_DIGEST_SIZE];
+	union {
+		DECLARE_FLEX_ARRAY(u8, data);
+		DECLARE_FLEX_ARRAY(void *, seg);
+	};
+};
+
+/* bpfstash_entry::flags */
+enum {
+	BPFSTASH_ENTRY_LIVE,	/* the program is still loaded */
+	BPFSTASH_ENTRY_STORED,	/* in the store (not deleted) */
+};
+
+/**
+ * struct bpfstash_entry - what a profiler needs of one loaded program
+ * @node: in the store's entry table, keyed by @meta.hash
+ * @ref: the store's, the live program's, and one per inode showing it
+ * @index: position in listing order (load order)
+ * @flags: BPFSTASH_ENTRY_* bits
+ * @last_access: ns since the epoch when a file of the entry was last opened
+ * @meta: content (immutable) and state: the ids and times of the current
+ *	or last load, rewritten when the program is loaded again (same
+ *	content) and when it is unloaded, under the store's state seqlock;
+ *	read them with bpfstash_entry_state()
+ * @funcs_segs: 0 if @funcs holds the funcs file, else its number of pieces
+ * @funcs: the funcs file, meta.content.funcs_size bytes: struct
+ *	bpfstash_func[meta.content.nr_funcs], then the names.  Held as a blob
+ *	holds its bytes: here, or in the pieces whose addresses are here when
+ *	one allocation would waste more (a kmalloc() bucket, up to half of
+ *	it).  Use bpfstash_funcs_at() to read it.
+ * @blobs: the blobs, NULL when empty
+ * @rcu: frees the entry after a grace period...
+ * @free_node: ...in process context, from a list (bpfstash_entry_free_work())
+ */
+struct bpfstash_entry {
+	struct rhash_head node;
+	refcount_t ref;
+	u32 index;
+	unsigned long flags;
+	u64 last_access;
+	struct bpfstash_meta meta;
+	u32 funcs_segs;
+	void *funcs;
+	struct bpfstash_blob *blobs[BPFSTASH_NR_BLOBS];
+	struct rcu_head rcu;
+	struct llist_node free_node;
+};
+
+static inline bool bpfstash_entry_live(const struct bpfstash_entry *e)
+{
+	return test_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
+}
+
+/**
+ * struct bpfstash_store - the store: its tables, limits and counters
+ *
+ * One instance, bpfstash_store.  The locking is described at the top of
+ * stash.c.
+ */
+struct bpfstash_store {
+	/* Serialises changes to the tables, the index, limits and state. */
+	struct mutex lock;
+	/*
+	 * The state of every entry (the meta fields that are not content,
+	 * and BPFSTASH_ENTRY_LIVE) changes under this, so that a reader
+	 * never sees one load's id with another's times.  The unload hook
+	 * writes it from softirq context: writers disable bottom halves.
+	 */
+	seqlock_t state;
+	bool active;
+	struct rhashtable entries;	/* by meta.hash */
+	struct rhashtable blobs;	/* by digest */
+	struct rhashtable blobs_seen;	/* by a key of the bytes, see bpfstash_blob_seen_key() */
+	struct xarray index;		/* listing order -> entry */
+	u32 next_index;
+	struct mem_cgroup __rcu *memcg;	/* charged for entries */
+
+	/* Under lock. */
+	u64 bytes;
+	u64 peak_bytes;
+	u64 max_bytes;
+	u32 nr_entries;
+	u32 max_entries;
+	u32 nr_blobs;
+	atomic_t nr_live;
+
+	/* Counters, updated without the lock. */
+	atomic64_t considered;
+	atomic64_t stored;
+	atomic64_t preexisting;
+	atomic64_t reloaded;
+	atomic64_t refused_full;
+	atomic64_t refused_nomem;
+	atomic64_t skipped_hardened;
+	atomic64_t skipped_unlisted;
+	atomic64_t deleted;
+	atomic64_t blob_dedup;
+	atomic64_t btf_hash_cached;
+	atomic64_t hashed_bytes;
+};
+
+extern struct bpfstash_store bpfstash_store;
+
+/*
+ * Allocations on the load path: charged to the memory cgroup of whoever
+ * started the store (see bpfstash_charge_begin()), never retried hard,
+ * never warned about: failing is a counted, normal outcome.
+ */
+#define BPFSTASH_GFP	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN)
+
+/*
+ * What one load hashed, for the bpfstash_store tracepoint: counted and
+ * timed only while the event is enabled, so that otherwise the load path
+ * reads no clock (callers pass NULL then).
+ */
+struct bpfstash_hash_acct {
+	u64 bytes;
+	u64 ns;
+};
+
+/* The largest piece of a segmented blob, and the smallest but its last. */
+#define BPFSTASH_BLOB_PIECE_MAX	KMALLOC_MAX_CACHE_SIZE
+#define BPFSTASH_BLOB_PIECE_MIN	256
+
+/**
+ * bpfstash_blob_seg_len - the size of a piece of a segmented blob
+ * @rest: bytes from the start of the piece to the end of the blob
+ *
+ * Every piece but the last is a power of two of at least
+ * BPFSTASH_BLOB_PIECE_MIN bytes and starts at a multiple of it, so a
+ * record whose size is a power of two up to that never straddles two.
+ */
+static inline u32 bpfstash_blob_seg_len(u32 rest)
+{
+	if (rest >= BPFSTASH_BLOB_PIECE_MAX)
+		return BPFSTASH_BLOB_PIECE_MAX;
+	if (rest >= BPFSTASH_BLOB_PIECE_MIN)
+		return rounddown_pow_of_two(rest);
+	return rest;
+}
+
+/* Each piece in order: @p its address, @off its offset, @n its size. */
+#define for_each_piece(base, nr, size, off, p, n)			\
+	for ((off) = 0; (off) < (size) &&				\
+	     ((p) = bpfstash_piece(base, nr, size, off, &(n)), true); (off) += (n))
+
+#define for_each_blob_piece(b, off, p, n)				\
+	for_each_piece((b)->data, (b)->nr_segs, (b)->size, off, p, n)
+
+/*
+ * Bytes of a blob sampled at its head, middle and tail for the key that
+ * finds it again by its bytes (bpfstash_blob_seen_key()).
+ */
+#define BPFSTASH_SEEN_SAMPLE	64
+
+/* stash_blob.c: memory */
+size_t bpfstash_alloc_size(size_t bytes);
+void *bpfstash_alloc(size_t bytes, gfp_t extra);
+size_t bpfstash_pieces_cost(u32 size, size_t head, u32 *nr);
+int bpfstash_pieces_alloc(void **seg, u32 nr, u32 size, gfp_t extra);
+void bpfstash_pieces_free(void **seg, u32 nr);
+void *bpfstash_piece(const void *base, u32 nr, u32 size, u32 off, u32 *len);
+void bpfstash_pieces_write(void *base, u32 nr, u32 size, u32 off,
+			   const void *src, u32 len);
+
+/* stash_blob.c: blobs */
+int bpfstash_blobs_init(void);
+size_t bpfstash_blob_cost(u32 size, u32 *nr);
+u64 bpfstash_blob_bytes(const struct bpfstash_blob *b);
+struct bpfstash_blob *bpfstash_blob_alloc(u32 size);
+void bpfstash_blob_write(struct bpfstash_blob *b, u32 off, const void *src, u32 len);
+const void *bpfstash_blob_at(const struct bpfstash_blob *b, u32 off, u32 *len);
+struct bpfstash_blob *bpfstash_blob_candidate(u32 size, u32 key);
+struct bpfstash_blob *bpfstash_blob_new(const void *data, u32 size,
+					atomic64_t *reused,
+					struct bpfstash_hash_acct *acct);
+struct bpfstash_blob *bpfstash_btf_blob(const struct btf *btf,
+					struct bpfstash_hash_acct *acct);
+struct bpfstash_blob *bpfstash_blob_find(const struct bpfstash_blob *b);
+int bpfstash_blob_list(struct bpfstash_blob *b);
+void bpfstash_blob_put(struct bpfstash_blob *b);
+
+/* stash_blob.c: digests and names */
+int bpfstash_hash_setup(void);
+int bpfstash_blob_digest(struct bpfstash_blob *b, struct bpfstash_hash_acct *acct);
+u64 bpfstash_content_hashed(const struct bpfstash_content *content);
+int bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
+			  u32 funcs_segs, struct bpfstash_blob *const blobs[BPFSTASH_NR_BLOBS],
+			  u8 hash[BPFSTASH_HASH_SIZE], struct bpfstash_hash_acct *acct);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/* What the KUnit tests (stash_kunit.c) check besides. */
+int bpfstash_digest(const void *data, size_t len, u8 out[BPFSTASH_DIGEST_SIZE]);
+void bpfstash_blob_free(struct bpfstash_blob *b);
+bool bpfstash_bytes_equal(const void *a, const void *b, size_t len);
+bool bpfstash_blob_equal(const struct bpfstash_blob *b, const void *data);
+u32 bpfstash_blob_seen_key(const void *data, u32 size);
+#endif
+
+#endif /* _KERNEL_BPF_STASH_H */
