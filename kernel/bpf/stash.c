@@ -671,6 +671,28 @@ err:
 }
 
 /*
+ * Under bpfstash_store.lock: the unloaded entry @e is loaded again, by the
+ * load @load describes (a snapshot's meta).  Its state becomes that load's
+ * in one write section, so that bpfstash_entry_state() never returns some
+ * fields of the last load and some of this one.
+ */
+static void bpfstash_entry_reload(struct bpfstash_entry *e, const struct bpfstash_meta *load)
+{
+	lockdep_assert_held(&bpfstash_store.lock);
+	write_seqlock_bh(&bpfstash_store.state);
+	e->meta.prog_id = load->prog_id;
+	e->meta.uid = load->uid;
+	e->meta.btf_id = load->btf_id;
+	e->meta.attach_btf_obj_id = load->attach_btf_obj_id;
+	e->meta.load_time = load->load_time;
+	e->meta.load_time_real = load->load_time_real;
+	e->meta.unload_time = 0;
+	e->meta.unload_time_real = 0;
+	set_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
+	write_sequnlock_bh(&bpfstash_store.state);
+}
+
+/*
  * Make a snapshot visible, deduplicating its blobs against stored ones.
  * Returns 0 with *@stored set to the entry now holding @prog: @e, or an
  * unloaded entry with the same content (a program loaded again at the
@@ -710,17 +732,7 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 			err = -EEXIST;
 			goto unlock;
 		}
-		write_seqlock_bh(&bpfstash_store.state);
-		old_entry->meta.prog_id = e->meta.prog_id;
-		old_entry->meta.uid = e->meta.uid;
-		old_entry->meta.btf_id = e->meta.btf_id;
-		old_entry->meta.attach_btf_obj_id = e->meta.attach_btf_obj_id;
-		old_entry->meta.load_time = e->meta.load_time;
-		old_entry->meta.load_time_real = e->meta.load_time_real;
-		old_entry->meta.unload_time = 0;
-		old_entry->meta.unload_time_real = 0;
-		set_bit(BPFSTASH_ENTRY_LIVE, &old_entry->flags);
-		write_sequnlock_bh(&bpfstash_store.state);
+		bpfstash_entry_reload(old_entry, &e->meta);
 		WRITE_ONCE(old_entry->last_access, e->last_access);
 		atomic_inc(&bpfstash_store.nr_live);
 		refcount_inc(&old_entry->ref);

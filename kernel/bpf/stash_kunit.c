@@ -10,6 +10,8 @@
  * include/uapi/linux/bpfstash.h.
  */
 #include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/kthread.h>
 
 static void bpfstash_test_digest(struct kunit *test)
 {
@@ -729,6 +731,108 @@ static void bpfstash_test_control(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c.max_entries, want->max_entries);
 }
 
+/*
+ * Loading a program again and unloading it rewrite an entry's state while
+ * readers copy it (the meta file, info, inode times).  A writer on another
+ * CPU loads and unloads the entry as fast as it can; every copy the reader
+ * takes must be one load's: all the ids and load times of one load, and
+ * unload times exactly when the entry is not loaded.  The plain stores
+ * and copy this replaced fail it within a few thousand reads.
+ */
+struct bpfstash_state_race {
+	struct bpfstash_entry *e;
+	struct bpf_prog *prog;
+	unsigned int loads;
+	struct completion done;
+	bool stop;
+};
+
+static int bpfstash_state_writer(void *arg)
+{
+	struct bpfstash_state_race *r = arg;
+	struct bpfstash_meta load = {};
+	u32 n;
+
+	for (n = 1; n <= r->loads && !READ_ONCE(r->stop); n++) {
+		load.prog_id = n;
+		load.uid = n;
+		load.btf_id = n;
+		load.attach_btf_obj_id = n;
+		load.load_time = 2ULL * n;
+		load.load_time_real = 2ULL * n + 1;
+		mutex_lock(&bpfstash_store.lock);
+		bpfstash_entry_reload(r->e, &load);
+		atomic_inc(&bpfstash_store.nr_live);	/* as bpfstash_store_insert() */
+		mutex_unlock(&bpfstash_store.lock);
+		/* The unload hook drops the program's reference. */
+		bpfstash_entry_get(r->e);
+		WRITE_ONCE(r->prog->aux->stash, r->e);
+		__bpfstash_prog_unload(r->prog);
+		if (!(n % 64))
+			cond_resched();
+	}
+	complete(&r->done);
+	return 0;
+}
+
+static bool bpfstash_state_one_load(const struct bpfstash_meta *m)
+{
+	u32 n = m->prog_id;
+	bool loaded = m->flags & BPFSTASH_META_LOADED;
+
+	if (m->uid != n || m->btf_id != n || m->attach_btf_obj_id != n ||
+	    m->load_time != 2ULL * n || m->load_time_real != 2ULL * n + 1)
+		return false;
+	return loaded == (!m->unload_time && !m->unload_time_real);
+}
+
+static void bpfstash_test_state_race(struct kunit *test)
+{
+	struct bpfstash_state_race r = { .loads = 20000 };
+	struct task_struct *writer;
+	u64 reads = 0, mixed = 0, changes = 0;
+	struct bpfstash_meta m;
+	unsigned int reader_cpu;
+	u32 last = 0;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "one CPU: the writer and the reader would not overlap");
+	r.e = bpfstash_test_entry(test, "image", "btf");
+	r.prog = bpfstash_test_prog(test);
+	init_completion(&r.done);
+	/* The reader on one CPU, the writer on another. */
+	reader_cpu = raw_smp_processor_id();
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(reader_cpu)), 0);
+	writer = kthread_create(bpfstash_state_writer, &r, "bpfstash_test_writer");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(writer));
+	kthread_bind(writer, cpumask_any_but(cpu_online_mask, reader_cpu));
+	wake_up_process(writer);
+
+	while (!completion_done(&r.done)) {
+		bpfstash_entry_state(r.e, &m);
+		reads++;
+		if (m.prog_id && !bpfstash_state_one_load(&m) && !mixed++)
+			kunit_info(test, "mixed: prog_id %u uid %u btf_id %u load %llu unload %llu loaded %d",
+				   m.prog_id, m.uid, m.btf_id, m.load_time, m.unload_time,
+				   !!(m.flags & BPFSTASH_META_LOADED));
+		if (m.prog_id != last) {
+			changes++;
+			last = m.prog_id;
+		}
+		if (!(reads % 64))
+			cond_resched();
+		if (mixed > 100)
+			WRITE_ONCE(r.stop, true);
+	}
+	wait_for_completion(&r.done);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+	kunit_info(test, "%llu reads, %llu mixed, %llu changes seen", reads, mixed, changes);
+	KUNIT_EXPECT_EQ(test, mixed, 0);
+	/* Else the two did not overlap, and the test proved nothing. */
+	KUNIT_EXPECT_GE(test, changes, 10);
+	bpfstash_entry_free(r.e);
+}
+
 static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE(bpfstash_test_digest),
 	KUNIT_CASE(bpfstash_test_content_hash),
@@ -741,6 +845,7 @@ static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE(bpfstash_test_blob_pieces),
 	KUNIT_CASE(bpfstash_test_funcs_pieces),
 	KUNIT_CASE_PARAM(bpfstash_test_control, bpfstash_control_gen_params),
+	KUNIT_CASE_SLOW(bpfstash_test_state_race),
 	{}
 };
 
