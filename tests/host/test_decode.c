@@ -324,10 +324,89 @@ static void test_resolve_at_cli(void **state)
 			    "2>/dev/null", d, a), 64);
 }
 
+/*
+ * --archive: entries bpfstash-gc expired are read from its archive, as if
+ * they were still in the stash, with the stash for the others.  Archives
+ * are untrusted: a corrupt one, and one whose members are a symlink and a
+ * path out of its directory, are skipped with a word; nothing is written
+ * outside decode's private directory, which is gone afterwards.
+ */
+static void test_archive(void **state)
+{
+	struct scene *sc = *state;
+	const struct bpfstash_entry *tiny = sc->e[0], *large = sc->e[1];
+	const struct bpfstash_func *ft = bpfstash_entry_func(tiny, 0);
+	const char *nt = bpfstash_entry_func_name(tiny, 0);
+	const char *d = sc->dir, *th = sc->fx[0].hash;
+	struct buf in = {}, want = {}, none = {};
+	char ar[128], tmp[128], t[1024], a[2048];
+
+	snprintf(ar, sizeof(ar), "%s.archive", d);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", d);
+	assert_int_equal(sh("rm -rf %s %s && mkdir %s", ar, tmp, tmp), 0);
+	/* tiny is the only unloaded entry: the only one to expire */
+	assert_int_equal(sh(BPFSTASH_GC_BIN " --root %s --archive %s --max-age 1s --now 4000000000 "
+			    "> /dev/null", d, ar), 0);
+	assert_int_equal(sh("test ! -e %s/%s && test -f %s/%.2s/%s.tar.zst", d, th, ar, th, th), 0);
+
+	/* tiny's frame, large's at its time, both for the address they shared */
+	snprintf(t, sizeof(t), "[  150.123456]  %s+0x8/0x%x", nt, ft->len);
+	note(tiny, ft->addr + 8, false, a, sizeof(a));
+	line(&in, &want, t, a, "\n");
+	line(&none, &none, t, "", "\n");
+	snprintf(t, sizeof(t), "[  150.5] %llx", (unsigned long long)sc->shared);
+	note(tiny, sc->shared, false, a, sizeof(a));
+	line(&in, &want, t, a, "\n");
+	snprintf(t, sizeof(t), "[  350.5] %llx", (unsigned long long)sc->shared);
+	note(large, sc->shared, false, a, sizeof(a));
+	line(&in, &want, t, a, "\n");
+	/* one entry in each source: ambiguous without a time, as before */
+	snprintf(t, sizeof(t), "ip %llx", (unsigned long long)sc->shared);
+	line(&in, &want, t, " (ambiguous: 2 entries)", "\n");
+	snprintf(t, sizeof(t), "[  250.000000] %llx", (unsigned long long)sc->shared);
+	line(&in, &want, t, " (not loaded at that time: 2 entries at other times)", "\n");
+	snprintf(t, sizeof(t), "--archive %s", ar);
+	check_decode(sc, &in, &want, t);
+	/* without the archive, tiny is gone */
+	check_decode(sc, &none, &none, "");
+
+	/* hostile archives next to the good one: skipped, the good one still used */
+	assert_int_equal(sh("mkdir -p %s/00 && head -c 5000 /dev/urandom > "
+			    "%s/00/0000000000000000000000000000000000000000.tar.zst", ar, ar), 0);
+	assert_int_equal(sh("cd %s && mkdir -p 1111111111111111111111111111111111111111 && "
+			    "ln -s /etc/passwd 1111111111111111111111111111111111111111/meta && "
+			    "echo evil > escape && mkdir -p %s/11 && tar --zstd -cf "
+			    "%s/11/1111111111111111111111111111111111111111.tar.zst "
+			    "1111111111111111111111111111111111111111/meta ../%s/escape "
+			    "--transform 's,^\\.\\./[^/]*/escape,1111111111111111111111111111111111111111/../../escape,' "
+			    "2>/dev/null && rm -rf 1111111111111111111111111111111111111111 escape",
+			    tmp, ar, ar, strrchr(tmp, '/') + 1), 0);
+	snprintf(t, sizeof(t), "--archive %s 2> %s/err", ar, tmp);
+	assert_int_equal(setenv("TMPDIR", tmp, 1), 0);
+	check_decode(sc, &in, &want, t);
+	assert_int_equal(unsetenv("TMPDIR"), 0);
+	assert_int_equal(sh("grep -q '0000000000000000000000000000000000000000.tar.zst: .*; skipped' "
+			    "%s/err", tmp), 0);
+	/* nothing left in TMPDIR but the error output: no escape, no private directory */
+	assert_int_equal(sh("test \"$(ls -A %s)\" = err && test ! -e %s/escape && "
+			    "test ! -e %s/../escape", tmp, tmp, d), 0);
+
+	/* errors: no such archive directory (69), and no argument (64) */
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s decode --archive %s/none < /dev/null "
+			    "2>/dev/null", d, tmp), 69);
+	assert_int_equal(sh(BPFSTASH_BIN " --root %s decode --archive < /dev/null 2>/dev/null",
+			    d), 64);
+	assert_int_equal(sh("rm -rf %s %s", ar, tmp), 0);
+	free(in.p);
+	free(want.p);
+	free(none.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_formats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_archive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_junk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_at_cli, setup, teardown),
 	};

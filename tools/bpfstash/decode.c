@@ -35,49 +35,108 @@ static bool perf_header_time(const char *line, size_t len, struct bpfstash_resol
 }
 
 struct decoder {
-	struct bpfstash *stash;
+	struct bpfstash *stash;			/* --root, or NULL with only --archive */
+	struct decode_archive archive;		/* --archive, or no stash */
 	struct bpfstash_resolve_opts at;	/* --at, or clock NONE */
 	struct bpfstash_resolve_opts perf;	/* the last perf sample's time */
 	int err;				/* the first failure to read the stash */
 };
 
+/* One source's answer for a frame. */
+struct lookup {
+	int err;
+	struct bpfstash_entry *e;
+	struct bpfstash_location loc;
+	struct bpfstash_candidates *cands;
+};
+
+static void lookup(struct bpfstash *s, const struct decode_frame *f,
+		   const struct bpfstash_resolve_opts *when, struct lookup *l)
+{
+	memset(l, 0, sizeof(*l));
+	if (!s)
+		l->err = -ENOENT;
+	else if (f->has_symbol)
+		l->err = bpfstash_resolve_symbol(s, f->symbol, f->off, f->size, when, &l->e,
+						 &l->loc, &l->cands);
+	else
+		l->err = bpfstash_resolve_at(s, f->addr, when, &l->e, &l->loc, &l->cands);
+}
+
+static bool has_candidate(const struct bpfstash_candidates *cands, const char *hash)
+{
+	const struct bpfstash_candidate *c;
+	size_t i;
+
+	for (i = 0; (c = bpfstash_candidates_get(cands, i)); i++)
+		if (!strcmp(c->hash, hash))
+			return true;
+	return false;
+}
+
+/*
+ * The entries of both sources that hold the frame (at that time if
+ * @at_time), each once: an entry can be both archived and, loaded again,
+ * in the stash.
+ */
+static size_t count_candidates(const struct lookup *a, const struct lookup *b, bool at_time)
+{
+	const struct bpfstash_candidate *c;
+	size_t i, n = 0;
+
+	for (i = 0; (c = bpfstash_candidates_get(a->cands, i)); i++)
+		n += !at_time || c->at_time;
+	for (i = 0; (c = bpfstash_candidates_get(b->cands, i)); i++)
+		n += (!at_time || c->at_time) && !has_candidate(a->cands, c->hash);
+	return n;
+}
+
 /* The annotation for one frame into @buf ("" if it is no frame of ours). */
 static void annotate(struct decoder *d, const struct decode_frame *f, char *buf, size_t size)
 {
 	const struct bpfstash_resolve_opts *when = &d->at;
-	struct bpfstash_candidates *cands = NULL;
-	const struct bpfstash_candidate *c;
-	struct bpfstash_location loc;
-	struct bpfstash_entry *e = NULL;
-	size_t i, n = 0;
-	int err;
+	const struct lookup *found = NULL;
+	struct lookup a, b;
 
 	buf[0] = '\0';
 	if (f->has_time)
 		when = &f->when;
 	else if (d->perf.clock != BPFSTASH_CLOCK_NONE)
 		when = &d->perf;
-	if (f->has_symbol)
-		err = bpfstash_resolve_symbol(d->stash, f->symbol, f->off, f->size, when, &e,
-					      &loc, &cands);
-	else
-		err = bpfstash_resolve_at(d->stash, f->addr, when, &e, &loc, &cands);
-	for (i = 0; (c = bpfstash_candidates_get(cands, i)); i++)
-		n += c->at_time;
-	if (!err && loc.has_line)
-		snprintf(buf, size, " %s:%u:%u%s%s", loc.file, loc.line, loc.col,
-			 opts.source ? ": " : "", opts.source ? loc.source : "");
-	else if (!err)
-		snprintf(buf, size, " (%.8s: no line info)", bpfstash_entry_name(e));
-	else if (err == -EADDRNOTAVAIL)
-		snprintf(buf, size, " (ambiguous: %zu entries)", n);
-	else if (err == -ENOENT && bpfstash_candidates_count(cands))
+	lookup(d->stash, f, when, &a);
+	lookup(d->archive.stash, f, when, &b);
+
+	/* A failure to read a source is reported at the end; it has no answer. */
+	if (a.err && a.err != -ENOENT && a.err != -EADDRNOTAVAIL) {
+		d->err = d->err ?: a.err;
+		a.err = -ENOENT;
+	}
+	if (b.err && b.err != -ENOENT && b.err != -EADDRNOTAVAIL) {
+		d->err = d->err ?: b.err;
+		b.err = -ENOENT;
+	}
+	/* One answer: from one source, the other having none at that time. */
+	if (!a.err && (b.err == -ENOENT ||
+		       (!b.err && !strcmp(bpfstash_entry_name(a.e), bpfstash_entry_name(b.e)))))
+		found = &a;
+	else if (!b.err && a.err == -ENOENT)
+		found = &b;
+
+	if (found && found->loc.has_line)
+		snprintf(buf, size, " %s:%u:%u%s%s", found->loc.file, found->loc.line,
+			 found->loc.col, opts.source ? ": " : "",
+			 opts.source ? found->loc.source : "");
+	else if (found)
+		snprintf(buf, size, " (%.8s: no line info)", bpfstash_entry_name(found->e));
+	else if (a.err != -ENOENT || b.err != -ENOENT)
+		snprintf(buf, size, " (ambiguous: %zu entries)", count_candidates(&a, &b, true));
+	else if (count_candidates(&a, &b, false))
 		snprintf(buf, size, " (not loaded at that time: %zu entries at other times)",
-			 bpfstash_candidates_count(cands));
-	else if (err != -ENOENT && !d->err)
-		d->err = err;
-	bpfstash_entry_free(e);
-	bpfstash_candidates_free(cands);
+			 count_candidates(&a, &b, false));
+	bpfstash_entry_free(a.e);
+	bpfstash_entry_free(b.e);
+	bpfstash_candidates_free(a.cands);
+	bpfstash_candidates_free(b.cands);
 }
 
 /* One line (without its end) out, annotated if it holds a frame. */
@@ -101,12 +160,25 @@ static void decode_line(struct decoder *d, const char *line, size_t len, const c
 	fputs(eol, stdout);
 }
 
+/* Whether the default root is a mounted stash (without a word if not). */
+static bool default_stash_mounted(void)
+{
+	struct bpfstash *s;
+	bool mounted;
+
+	if (bpfstash_open(opts.root, &s))
+		return false;
+	mounted = bpfstash_is_mounted(s);
+	bpfstash_close(s);
+	return mounted;
+}
+
 int do_decode(int argc, char **argv)
 {
 	struct decoder d = {};
 	size_t len = 0;
 	char *line;
-	int c, ret;
+	int c, ret = 0;
 
 	if (argc)
 		return usage_error("decode reads stdin and takes no argument, '%s' given", argv[0]);
@@ -115,13 +187,26 @@ int do_decode(int argc, char **argv)
 	d.at.sz = sizeof(d.at);
 	if (opts.at && parse_at(opts.at, &d.at))
 		return EXIT_USAGE;
-	ret = stash_open(&d.stash);
-	if (ret)
+	if (opts.archive) {
+		ret = decode_archive_open(opts.archive, &d.archive);
+		if (ret)
+			return ret;
+	}
+	/*
+	 * With an archive, the mounted stash is used if there is one (decoding
+	 * on another machine, there is none); --root is always used.
+	 */
+	if (!opts.archive || opts.root_given || default_stash_mounted())
+		ret = stash_open(&d.stash);
+	if (ret) {
+		decode_archive_close(&d.archive);
 		return ret;
+	}
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	line = malloc(DECODE_LINE_MAX + 1);
 	if (!line) {
 		bpfstash_close(d.stash);
+		decode_archive_close(&d.archive);
 		p_err("out of memory");
 		return EXIT_FAIL;
 	}
@@ -150,12 +235,13 @@ int do_decode(int argc, char **argv)
 		decode_line(&d, line, len, "");
 	free(line);
 	bpfstash_close(d.stash);
+	decode_archive_close(&d.archive);
 	if (ferror(stdin) || fflush(stdout) || ferror(stdout)) {
 		p_err("decode: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
 	if (d.err) {
-		p_err("%s: %s", opts.root, strerror(-d.err));
+		p_err("%s: %s", d.stash ? opts.root : opts.archive, strerror(-d.err));
 		return EXIT_NOSTASH;
 	}
 	return EXIT_OK;

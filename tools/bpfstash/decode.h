@@ -8,6 +8,7 @@
 #ifndef BPFSTASH_TOOL_DECODE_H
 #define BPFSTASH_TOOL_DECODE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,5 +41,21 @@ bool decode_scan(const char *line, size_t len, struct decode_frame *f);
  * is the precision written (123.456: 999999 ns).  0 or -EINVAL.
  */
 int decode_parse_time(const char *s, size_t len, struct bpfstash_resolve_opts *o);
+
+/*
+ * --archive DIR: bpfstash-gc's archives, extracted into a private
+ * directory (@dir) opened as a stash.  decode_archive_open() reports its
+ * errors and returns EXIT_*; archives it cannot read are reported, counted
+ * in @skipped and left out.
+ */
+struct decode_archive {
+	char dir[PATH_MAX];
+	struct bpfstash *stash;
+	unsigned int entries;
+	unsigned int skipped;
+};
+
+int decode_archive_open(const char *dir, struct decode_archive *ar);
+void decode_archive_close(struct decode_archive *ar);
 
 #endif

@@ -220,7 +220,8 @@ static int do_help(int argc, char **argv)
 	       "                            TIME), or of an offset into an entry's jited file\n"
 	       "  verify [HASH...]          recompute the hashes (all entries by default)\n"
 	       "  export HASH... --to DIR   write ELF files into DIR/.build-id/xx/yyyy.debug\n"
-	       "  decode [-s] [--at TIME]   copy stdin to stdout, each BPF frame of a stack\n"
+	       "  decode [-s] [--at TIME] [--archive DIR]\n"
+	       "                            copy stdin to stdout, each BPF frame of a stack\n"
 	       "                            trace (dmesg, oops, bpftrace, /proc/PID/stack, perf\n"
 	       "                            script) followed by file:line:col (-s: and source)\n"
 	       "  help                      this text\n"
@@ -238,6 +239,7 @@ static int do_help(int argc, char **argv)
 	       "  -t, --to DIR     export's destination\n"
 	       "  -a, --at TIME    resolve and decode: when the address was seen\n"
 	       "  -s, --source     decode: append the source line too\n"
+	       "  -A, --archive DIR  decode: also the entries bpfstash-gc archived into DIR\n"
 	       "  -v, --verbose    let libbpf print its warnings\n"
 	       "  -V, --version    print the version\n"
 	       "  -h, --help       print this help\n"
@@ -321,6 +323,7 @@ int main(int argc, char **argv)
 		{ "to",		required_argument,	NULL, 't' },
 		{ "at",		required_argument,	NULL, 'a' },
 		{ "source",	no_argument,		NULL, 's' },
+		{ "archive",	required_argument,	NULL, 'A' },
 		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ "help",	no_argument,		NULL, 'h' },
@@ -336,7 +339,7 @@ int main(int argc, char **argv)
 		return EXIT_FAIL;
 	opterr = 0;
 	/* "-" returns non-options in order as 1: options go anywhere. */
-	while ((opt = getopt_long(argc, argv, "-jpr:t:a:svVh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "-jpr:t:a:A:svVh", options, NULL)) != -1) {
 		switch (opt) {
 		case 1:
 			args[nargs++] = optarg;
@@ -360,6 +363,9 @@ int main(int argc, char **argv)
 		case 's':
 			opts.source = true;
 			break;
+		case 'A':
+			opts.archive = optarg;
+			break;
 		case 'v':
 			opts.verbose = true;
 			break;
@@ -370,7 +376,7 @@ int main(int argc, char **argv)
 			help = true;
 			break;
 		default:
-			if (optopt && strchr("rta", optopt))
+			if (optopt && strchr("rtaA", optopt))
 				ret = usage_error("option '%s' needs an argument", argv[optind - 1]);
 			else
 				ret = usage_error("unknown option '%s'", argv[optind - 1]);

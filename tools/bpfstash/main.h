@@ -31,6 +31,7 @@ struct opts {
 	bool verbose;
 	const char *at;		/* resolve, decode --at TIME */
 	bool source;		/* decode -s */
+	const char *archive;	/* decode --archive DIR */
 };
 
 extern struct opts opts;
