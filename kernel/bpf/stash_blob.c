@@ -243,7 +243,7 @@ int bpfstash_content_hash(const struct bpfstash_content *content, const void *fu
 	};
 	SHASH_DESC_ON_STACK(desc, bpfstash_sha256);
 	u8 digest[BPFSTASH_DIGEST_SIZE];
-	u64 start = bpfstash_acct_start(acct);
+	u64 start = bpfstash_acct_start(acct), hashed;
 	u32 off, n;
 	void *p;
 	int err, i;
@@ -262,8 +262,9 @@ int bpfstash_content_hash(const struct bpfstash_content *content, const void *fu
 	err = err ?: crypto_shash_final(desc, digest);
 	shash_desc_zero(desc);
 	memcpy(hash, digest, BPFSTASH_HASH_SIZE);
-	bpfstash_acct_end(acct, bpfstash_content_hashed(content), start);
-	return bpfstash_hashed(bpfstash_content_hashed(content), err);
+	hashed = bpfstash_content_hashed(content);
+	bpfstash_acct_end(acct, hashed, start);
+	return bpfstash_hashed(hashed, err);
 }
 
 /*

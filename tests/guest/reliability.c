@@ -237,7 +237,14 @@ static void check_fail_nth_whole(struct loader *l)
 	test__note("%s: %d allocation points without the stash, %d with; %d and %d loads failed",
 		   l->name, plain->calls, stashed->calls, plain->failed, stashed->failed);
 	ASSERT_GT(plain->failed, 0, "loads do fail without the stash");
-	ASSERT_GT(stashed->calls, plain->calls, "the stash adds allocation points");
+	/*
+	 * Not "more allocation points with the stash": how many allocations
+	 * a load makes varies by more than the stash's dozen (the sweep stops
+	 * at the first load that made fewer than N), and with two CPUs the
+	 * sweep without the stash saw 539 and the one with it 509.  That the
+	 * stash's allocations were reached shows below: loads that succeeded
+	 * without an entry, each counted as refused_nomem.
+	 */
 	for (i = 0; i < stashed->failed; i++) {
 		for (j = 0; j < plain->failed; j++)
 			if (stashed->errnos[i] == plain->errnos[j])
@@ -263,6 +270,7 @@ static void check_fail_nth_whole(struct loader *l)
 	}
 	ASSERT_EQ(stash_stat("refused_nomem") - refused0, j,
 		  "every success without an entry counted as refused_nomem");
+	ASSERT_GT(j, 0, "the sweep reached the stash's allocations");
 out:
 	stash_umount();
 	free(plain);
