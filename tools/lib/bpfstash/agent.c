@@ -488,13 +488,15 @@ static int on_mmap3(struct bpfstash_agent *a, const struct perf_event_header *h)
 		p->pub.load_time = record_time(h);
 		p->pub.source = BPFSTASH_AGENT_FROM_RECORD;
 		memcpy(p->pub.hash, hex, sizeof(hex));
-		parse_ksym(p, name);
 		if (stashed && !tsearch(p, &a->by_hash, prog_hash_cmp))
 			return -ENOMEM;
 		err = id_map_add(a, p);
 		if (err)
 			return err;
 	}
+	/* Function 0 is the program: its name holds the program's tag and name. */
+	if (m->func_idx == 0 && p->pub.source == BPFSTASH_AGENT_FROM_RECORD)
+		parse_ksym(p, name);
 	return prog_add_func(a, p, m->func_idx, m->addr, m->len, name);
 }
 
