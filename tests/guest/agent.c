@@ -33,24 +33,33 @@ static uint64_t boot_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* A program's id and its first function's address; 0 or -1. */
-static int prog_id_addr(int fd, __u32 *id, __u64 *addr, char tag[17])
+/* A program's id, its first function's address and length; 0 or -1. */
+static int prog_id_addr_len(int fd, __u32 *id, __u64 *addr, __u32 *flen, char tag[17])
 {
 	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
+	__u32 len = sizeof(info), fl = 0;
 	__u64 ksym = 0;
 	int i;
 
 	info.nr_jited_ksyms = 1;
 	info.jited_ksyms = (__u64)(unsigned long)&ksym;
+	info.nr_jited_func_lens = 1;
+	info.jited_func_lens = (__u64)(unsigned long)&fl;
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -1;
 	*id = info.id;
 	*addr = ksym;
+	if (flen)
+		*flen = fl;
 	if (tag)
 		for (i = 0; i < 8; i++)
 			snprintf(tag + 2 * i, 3, "%02x", info.tag[i]);
 	return 0;
+}
+
+static int prog_id_addr(int fd, __u32 *id, __u64 *addr, char tag[17])
+{
+	return prog_id_addr_len(fd, id, addr, NULL, tag);
 }
 
 struct seen {
@@ -81,7 +90,7 @@ static bool poll_until(struct bpfstash_agent *a, bool *flag)
 }
 
 static void check_at(struct bpfstash_agent *a, struct bpfstash *stash, __u64 addr, uint64_t t,
-		     __u32 want_id, const char *what)
+		     __u32 want_id, __u64 func_addr, const char *what)
 {
 	struct bpfstash_resolve_opts o = { .sz = sizeof(o), .clock = BPFSTASH_CLOCK_BOOTTIME,
 					   .time_ns = t };
@@ -93,7 +102,8 @@ static void check_at(struct bpfstash_agent *a, struct bpfstash *stash, __u64 add
 	if (!ASSERT_OK(bpfstash_agent_resolve(a, addr, t, &sym), what))
 		return;
 	ASSERT_EQ(sym.prog->id, want_id, what);
-	ASSERT_EQ(sym.offset, 0, what);
+	ASSERT_EQ(sym.func->addr, func_addr, what);
+	ASSERT_EQ(sym.offset, addr - func_addr, what);
 	if (!ASSERT_OK(bpfstash_agent_resolve_line(a, &sym, &e, &loc), what))
 		return;
 	ASSERT_STREQ(bpfstash_entry_name(e), sym.prog->hash, what);
@@ -106,6 +116,12 @@ static void check_at(struct bpfstash_agent *a, struct bpfstash *stash, __u64 add
 	}
 }
 
+/*
+ * The JIT places a program at a random offset in its chunk of
+ * bpf_prog_pack, so a new program rarely starts where an old one did, but
+ * it covers the old one's bytes: a sample at such an address belongs to
+ * whichever program was there at the sample's time.
+ */
 static void test_address_reuse(void)
 {
 	struct seen s = {};
@@ -113,17 +129,18 @@ static void test_address_reuse(void)
 	struct bpfstash_agent *a = NULL;
 	struct bpfstash *stash = NULL;
 	struct bpfstash_agent_sym sym;
-	__u32 ida, idb = 0, id;
-	__u64 addra, addr;
+	__u32 ida, idb = 0, id, lena, len;
+	__u64 addra, addrb = 0, addr, x = 0;
 	uint64_t ta, tb;
-	int fd, i, kept[200], nkept = 0;
+	int fd, i, kept[400], nkept = 0;
 
 	if (!ASSERT_OK(stash_mount(NULL), "mount") ||
 	    !ASSERT_OK(bpfstash_agent_open(&o, &a), "agent open") ||
 	    !ASSERT_OK(bpfstash_open(STASH_ROOT, &stash), "stash open"))
 		goto out;
 	fd = load_raw_prog("reuse_a");
-	if (!ASSERT_GE(fd, 0, "load a") || !ASSERT_OK(prog_id_addr(fd, &ida, &addra, NULL), "info a"))
+	if (!ASSERT_GE(fd, 0, "load a") ||
+	    !ASSERT_OK(prog_id_addr_len(fd, &ida, &addra, &lena, NULL), "info a"))
 		goto out;
 	ta = boot_ns();
 	s.unloaded_id = ida;
@@ -131,43 +148,48 @@ static void test_address_reuse(void)
 	if (!ASSERT_TRUE(poll_until(a, &s.unloaded), "a's unload is seen"))
 		goto out;
 	/*
-	 * bpf_prog_pack hands out the first free chunk: a new program takes
-	 * a's place, unless a's memory is still on its way back (RCU).  Keep
-	 * the ones that land elsewhere, so that the next tries another chunk.
+	 * bpf_prog_pack hands out the first free chunk, once a's is back (after
+	 * an RCU grace period).  Keep the programs that land elsewhere loaded,
+	 * so that the next one tries another chunk.
 	 */
-	for (i = 0; i < 200 && !idb; i++) {
+	for (i = 0; i < 400 && !idb; i++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "reuse_b%d", i);
 		fd = load_raw_prog(name);
-		if (!ASSERT_GE(fd, 0, "load b") || !ASSERT_OK(prog_id_addr(fd, &id, &addr, NULL), "info b"))
+		if (!ASSERT_GE(fd, 0, "load b") ||
+		    !ASSERT_OK(prog_id_addr_len(fd, &id, &addr, &len, NULL), "info b"))
 			goto out;
-		if (addr == addra) {
+		if (addr < addra + lena && addra < addr + len) {
 			idb = id;
-			kept[nkept++] = fd;
-		} else if (nkept < 199) {
-			kept[nkept++] = fd;
-		} else {
-			close(fd);
+			addrb = addr;
+			/* the first byte both held */
+			x = addr > addra ? addr : addra;
 		}
+		if (nkept < 400)
+			kept[nkept++] = fd;
+		else
+			close(fd);
 		if (!idb)
-			usleep(10000);
+			usleep(5000);
 	}
 	if (!idb) {
-		test__skip("no program landed at 0x%llx again in 200 loads", (unsigned long long)addra);
+		test__skip("no program covered a's bytes at 0x%llx again in 400 loads",
+			   (unsigned long long)addra);
 		goto out;
 	}
 	tb = boot_ns();
 	s.loaded_id = idb;
 	if (!ASSERT_TRUE(poll_until(a, &s.loaded), "b's load is seen"))
 		goto out;
-	check_at(a, stash, addra, ta, ida, "the address at a's time: a");
-	check_at(a, stash, addra, tb, idb, "the address at b's time: b");
-	if (ASSERT_OK(bpfstash_agent_resolve(a, addra, 0, &sym), "now"))
+	check_at(a, stash, x, ta, ida, addra, "the address at a's time: a");
+	check_at(a, stash, x, tb, idb, addrb, "the address at b's time: b");
+	if (ASSERT_OK(bpfstash_agent_resolve(a, x, 0, &sym), "now"))
 		ASSERT_EQ(sym.prog->id, idb, "now: the loaded one, b");
-	ASSERT_ERR(bpfstash_agent_resolve(a, addra, 1, &sym), "before both: nothing");
-	test__note("0x%llx: prog %u until %.6f s, then prog %u (try %d)", (unsigned long long)addra,
-		   ida, ta / 1e9, idb, i);
+	ASSERT_ERR(bpfstash_agent_resolve(a, x, 1, &sym), "before both: nothing");
+	test__note("0x%llx: prog %u (at 0x%llx) until %.6f s, then prog %u (at 0x%llx, load %d)",
+		   (unsigned long long)x, ida, (unsigned long long)addra, ta / 1e9, idb,
+		   (unsigned long long)addrb, i);
 out:
 	while (nkept > 0)
 		close(kept[--nkept]);

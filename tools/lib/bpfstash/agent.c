@@ -476,8 +476,17 @@ static int on_mmap3(struct bpfstash_agent *a, const struct perf_event_header *h)
 	p = find_id(a, m->id);
 	if (p && (stashed ? strcmp(p->pub.hash, hex) : p->pub.stashed))
 		p = NULL;	/* another program under a reused id */
-	if (!p && stashed)
+	if (!p && stashed) {
 		p = find_hash(a, hex);	/* recovered before its records came */
+		/*
+		 * The same content loaded again at the same address has the
+		 * same hash (the kernel reuses the entry): a new program.
+		 */
+		if (p && p->pub.id != m->id) {
+			tdelete(p, &a->by_hash, prog_hash_cmp);
+			p = NULL;
+		}
+	}
 	if (!p) {
 		p = prog_new(a);
 		if (!p)
