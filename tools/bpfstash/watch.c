@@ -166,9 +166,6 @@ int do_watch(int argc, char **argv)
 	bpfstash_close(stash);
 	ao.root = opts.root;
 
-	/* Events go to stdout as JSON lines whatever --json says. */
-	if (json_wtr)
-		jsonw_destroy(&json_wtr);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	err = bpfstash_agent_open(&ao, &agent);
@@ -183,6 +180,9 @@ int do_watch(int argc, char **argv)
 			p_err("cannot start watching: %s", errstr(err));
 		return EXIT_NOSTASH;
 	}
+	/* Events go to stdout as JSON lines whatever --json says. */
+	if (json_wtr)
+		jsonw_destroy(&json_wtr);
 	ret = EXIT_OK;
 	while (!stop && (!opts.count || wt.printed < opts.count)) {
 		int timeout = 200;

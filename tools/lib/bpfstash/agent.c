@@ -103,7 +103,12 @@ struct bst_ring {
 	int fd;
 	void *base;
 	size_t data_size;
+	uint64_t lost;		/* the event's lost count (PERF_FORMAT_LOST), as last read */
 };
+
+#ifndef PERF_FORMAT_LOST
+#define PERF_FORMAT_LOST (1U << 4)
+#endif
 
 struct bpfstash_agent {
 	struct bpfstash_agent_opts opts;
@@ -127,6 +132,7 @@ struct bpfstash_agent {
 	void *by_id;			/* tsearch: loaded programs by id */
 	struct bpfstash_agent_stats stats;
 	uint64_t lost_unrecovered;	/* records lost since the last recovery */
+	bool settle;			/* look at the stash once more after a recovery */
 };
 
 static int prog_hash_cmp(const void *a, const void *b)
@@ -555,6 +561,13 @@ static int apply(struct bpfstash_agent *a, const struct perf_event_header *h)
 	case PERF_RECORD_LOST:
 		if (h->size < sizeof(struct bst_lost))
 			return -EBADMSG;
+		/*
+		 * Our own rings' losses are read from their counters (drain()),
+		 * which know them at once: a LOST record only comes with the
+		 * next record the ring has room for.
+		 */
+		if (a->nr_rings)
+			return 0;
 		a->stats.lost += ((const struct bst_lost *)h)->lost;
 		a->lost_unrecovered += ((const struct bst_lost *)h)->lost;
 		return 0;
@@ -717,6 +730,20 @@ static int drain(struct bpfstash_agent *a)
 			n++;
 		}
 		__atomic_store_n(&pc->data_tail, tail, __ATOMIC_RELEASE);
+		/*
+		 * Records dropped until now are counted now: their entries are
+		 * already in the stash (the kernel makes an entry visible before
+		 * it emits the record), so the recovery that follows finds them.
+		 */
+		{
+			uint64_t v[2];
+
+			if (read(r->fd, v, sizeof(v)) == sizeof(v) && v[1] > r->lost) {
+				a->stats.lost += v[1] - r->lost;
+				a->lost_unrecovered += v[1] - r->lost;
+				r->lost = v[1];
+			}
+		}
 	}
 	return n;
 }
@@ -782,6 +809,21 @@ static int process(struct bpfstash_agent *a)
 		ret = bpfstash_agent_recover(a);
 		if (ret && !err)
 			err = ret;
+		a->settle = true;
+	} else if (a->settle) {
+		uint32_t l, u;
+
+		/*
+		 * The kernel marks an entry unloaded just after it sends the
+		 * unload record: a record lost in that instant is learnt here,
+		 * one poll later.
+		 */
+		a->settle = false;
+		ret = scan_stash(a, BPFSTASH_AGENT_FROM_RECOVERY, &l, &u);
+		a->stats.recovered_loads += l;
+		a->stats.recovered_unloads += u;
+		if (ret && !err)
+			err = ret;
 	}
 	if (!err)
 		err = index_merge(a);
@@ -835,6 +877,7 @@ void bpfstash_agent_attr(struct perf_event_attr *attr)
 	attr->type = PERF_TYPE_SOFTWARE;
 	attr->config = PERF_COUNT_SW_DUMMY;
 	attr->sample_type = PERF_SAMPLE_TIME;
+	attr->read_format = PERF_FORMAT_LOST;
 	attr->sample_id_all = 1;
 	attr->bpf_event = 1;
 	attr->watermark = 1;
