@@ -250,8 +250,8 @@ static int prog_add_func(struct bpfstash_agent *a, struct bst_prog *p, uint32_t 
 	struct bst_range *r;
 	uint32_t i;
 
-	if (func >= BPFSTASH_MAX_FUNCS || !len)
-		return -EINVAL;
+	if (func >= BPFSTASH_MAX_FUNCS || !len || len > UINT32_MAX || addr + len < addr)
+		return -EBADMSG;
 	for (i = 0; i < p->pub.nr_funcs; i++)
 		if (p->funcs[i].index == func)
 			return 0;	/* seen already (recovered, then its record) */
@@ -783,7 +783,8 @@ static int process(struct bpfstash_agent *a)
 		recs[i].off = off;
 		off += h->size;
 	}
-	qsort(recs, n, sizeof(*recs), rec_cmp);
+	if (n)
+		qsort(recs, n, sizeof(*recs), rec_cmp);
 	for (i = 0; i < n; i++) {
 		ret = apply(a, (const void *)(a->batch + recs[i].off));
 		if (ret == -EBADMSG)
