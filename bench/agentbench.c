@@ -15,6 +15,12 @@
  *             ring sizes of 1, 8 and 64 pages per CPU: records kept,
  *             records lost, and programs known after recovery.
  *
+ *   synthetic (-s, also on the host: no kernel needed) the same index
+ *             fed with -n programs' records built here, packed as the JIT
+ *             packs them (64-byte chunks, a random offset in each, the
+ *             chunks reused by the next programs), for the index alone at
+ *             native speed.
+ *
  * --csv prints one "kind,key,value,..." row per figure; otherwise text.
  */
 #define _GNU_SOURCE
@@ -29,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <linux/perf_event.h>
 
 #include "stashfs.h"
 #include "libbpfstash.h"
@@ -294,13 +301,100 @@ static int bench_rate(int n, size_t pages)
 	return 0;
 }
 
+/* The kernel's records, built here: MMAP3 (one function) and the unload. */
+static void feed_prog(struct bpfstash_agent *a, __u32 id, uint64_t addr, uint32_t len,
+		      uint64_t load, uint64_t unload)
+{
+	uint64_t buf[16] = {};
+	uint8_t *b = (uint8_t *)buf;
+	struct perf_event_header *h = (void *)buf;
+	uint16_t u16;
+	uint32_t u32;
+
+	h->type = 22;
+	h->size = 64 + 32 + 8;
+	memcpy(b + 8, &addr, 8);
+	memcpy(b + 16, &(uint64_t){ len }, 8);
+	memcpy(b + 24, &id, 4);
+	u32 = 1;
+	memcpy(b + 28, &u32, 4);
+	u16 = 1;	/* PERF_RECORD_KSYMBOL_TYPE_BPF */
+	memcpy(b + 32, &u16, 2);
+	b[36] = 20;
+	memcpy(b + 40, &id, 4);		/* a distinct hash */
+	snprintf((char *)b + 64, 32, "bpf_prog_%016x_s", id);
+	memcpy(b + 96, &load, 8);
+	bpfstash_agent_feed(a, h);
+	if (!unload)
+		return;
+	memset(buf, 0, sizeof(buf));
+	h->type = PERF_RECORD_BPF_EVENT;
+	h->size = 32;
+	u16 = PERF_BPF_EVENT_PROG_UNLOAD;
+	memcpy(b + 8, &u16, 2);
+	memcpy(b + 12, &id, 4);
+	memcpy(b + 24, &unload, 8);
+	bpfstash_agent_feed(a, h);
+}
+
+static int bench_synthetic(int n, int keep)
+{
+	struct bpfstash_agent_opts o = { .sz = sizeof(o), .root = "/nonexistent",
+					 .flags = BPFSTASH_AGENT_NO_RINGS };
+	const int chunks = 1024, queries = 2000000;
+	struct bpfstash_agent_stats st;
+	struct mallinfo2 m0, m1;
+	struct bpfstash_agent *a;
+	struct prog *p = calloc(n, sizeof(*p));
+	int i, wrong = 0;
+	double t;
+
+	if (!p)
+		return -ENOMEM;
+	srand(2);
+	m0 = mallinfo2();
+	if (bpfstash_agent_open(&o, &a))
+		return 1;
+	for (i = 0; i < n; i++) {
+		uint64_t load = 1000000ull * (i + 1);
+
+		p[i].id = i + 1;
+		p[i].addr = 0xffffffffa0000000ull + (uint64_t)(i % chunks) * 64 + rand() % 24;
+		p[i].t = load + 1;
+		feed_prog(a, p[i].id, p[i].addr, 40, load, i < n - keep ? load + chunks * 1000000ull : 0);
+		if (i % 1000 == 999)
+			bpfstash_agent_poll(a, 0);
+	}
+	bpfstash_agent_poll(a, 0);
+	m1 = mallinfo2();
+	bpfstash_agent_get_stats(a, &st);
+	out("synthetic", "programs_tracked", st.programs, "");
+	out("synthetic", "programs_per_chunk", (double)n / chunks, "(address reuse)");
+	out("synthetic", "agent_bytes_per_program", (double)(m1.uordblks - m0.uordblks) / st.programs,
+	    "bytes");
+	t = now_s();
+	for (i = 0; i < queries; i++) {
+		struct prog *q = &p[(unsigned int)rand() % n];
+		struct bpfstash_agent_sym sym;
+
+		if (bpfstash_agent_resolve(a, q->addr + 1, q->t, &sym) || sym.prog->id != q->id)
+			wrong++;
+	}
+	out("synthetic", "agent_resolutions_per_s", queries / (now_s() - t), "/s");
+	out("synthetic", "agent_wrong_answers", wrong, "");
+	bpfstash_agent_close(a);
+	free(p);
+	return wrong ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n = 100000, keep = 1000, rate_n = 5000, opt, ret;
+	bool synthetic_only = false;
 	static const size_t pages[] = { 1, 8, 64 };
 	unsigned int i;
 
-	while ((opt = getopt(argc, argv, "n:k:r:c")) != -1) {
+	while ((opt = getopt(argc, argv, "n:k:r:cs")) != -1) {
 		switch (opt) {
 		case 'n':
 			n = atoi(optarg);
@@ -314,8 +408,11 @@ int main(int argc, char **argv)
 		case 'c':
 			csv = true;
 			break;
+		case 's':
+			synthetic_only = true;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-n ENTRIES] [-k KEPT_LOADED] [-r RATE_PROGRAMS] [-c]\n",
+			fprintf(stderr, "usage: %s [-n ENTRIES] [-k KEPT_LOADED] [-r RATE_PROGRAMS] [-c] [-s]\n",
 				argv[0]);
 			return 64;
 		}
@@ -324,12 +421,15 @@ int main(int argc, char **argv)
 		keep = n;
 	if (csv)
 		printf("kind,key,value\n");
+	ret = bench_synthetic(n, keep);
+	if (synthetic_only)
+		return ret;
 	for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
 		bench_rate(rate_n, pages[i]);
 	/* A stash big enough for every entry. */
 	if (stash_mount("max_entries=1000000,size=4294967296"))
 		return 1;
-	ret = bench_resolve(n, keep);
+	ret |= bench_resolve(n, keep);
 	stash_umount();
 	return ret;
 }

@@ -357,45 +357,79 @@ static bool prog_at(const struct bst_prog *p, uint64_t time)
 	return p->pub.load_time <= time && (!p->pub.unload_time || time < p->pub.unload_time);
 }
 
+/* The first range in [lo, hi) whose start is above @addr (or at or above it: @incl). */
+static size_t first_after(const struct bst_range *r, size_t lo, size_t hi, uint64_t addr, bool incl)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (incl ? r[mid].start < addr : r[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int bpfstash_agent_resolve(struct bpfstash_agent *a, uint64_t addr, uint64_t time,
 			   struct bpfstash_agent_sym *sym)
 {
-	size_t lo = 0, hi;
+	const struct bst_range *rs;
+	size_t hi;
 	int err;
 
 	memset(sym, 0, sizeof(*sym));
 	err = index_merge(a);
 	if (err)
 		return err;
-	/* The first range that starts after @addr. */
-	hi = a->nr_ranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (a->ranges[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	rs = a->ranges;
+	hi = first_after(rs, 0, a->nr_ranges, addr, false);
 	/*
-	 * Walk back over the ranges that start close enough to hold @addr:
-	 * at one address, the latest load first.
+	 * Walk back over the starts close enough to hold @addr, one start at
+	 * a time.  The ranges at one start are in load order, and programs
+	 * held it one after the other: the last one loaded at or before
+	 * @time is the only one that can have held it then (with no time,
+	 * the last one loaded).  A reused address costs a bisection, not a
+	 * walk over every program that ever sat there.
 	 */
-	while (lo > 0) {
-		const struct bst_range *r = &a->ranges[--lo];
+	while (hi > 0) {
+		uint64_t start = rs[hi - 1].start;
+		size_t g0, c;
 
-		if (addr - r->start >= a->max_len)
+		if (addr - start >= a->max_len)
 			break;
-		if (addr < r->end && prog_at(r->prog, time)) {
+		g0 = first_after(rs, 0, hi, start, true);
+		if (time) {
+			size_t lo = g0, h = hi;
+
+			while (lo < h) {
+				size_t mid = lo + (h - lo) / 2;
+
+				if (rs[mid].prog->pub.load_time <= time)
+					lo = mid + 1;
+				else
+					h = mid;
+			}
+			if (lo == g0) {
+				hi = g0;
+				continue;
+			}
+			c = lo - 1;
+		} else {
+			c = hi - 1;
+		}
+		if (addr < rs[c].end && prog_at(rs[c].prog, time)) {
+			const struct bst_prog *p = rs[c].prog;
 			uint32_t i;
 
-			sym->prog = &r->prog->pub;
-			for (i = 0; i < r->prog->pub.nr_funcs; i++)
-				if (r->prog->funcs[i].index == r->func)
-					sym->func = &r->prog->funcs[i];
-			sym->offset = addr - r->start;
+			sym->prog = &p->pub;
+			for (i = 0; i < p->pub.nr_funcs; i++)
+				if (p->funcs[i].index == rs[c].func)
+					sym->func = &p->funcs[i];
+			sym->offset = addr - rs[c].start;
 			return 0;
 		}
+		hi = g0;
 	}
 	return -ENOENT;
 }
