@@ -359,6 +359,17 @@ per CPU, and the programs known after recovery from the stash.
 |---|---|---|
 $(awk -F, 'NR > 1 { printf "| %s | %s | %s |\n", $1, $2, $3 }' "$res/agent.csv" 2>/dev/null)
 
+"records kept" counts the records the agent uses (MMAP3 and unloads);
+"records lost" every record the kernel dropped, the PERF_BPF_EVENT_PROG_LOAD
+records the agent ignores included. "synthetic": the index alone, fed
+records built by the benchmark (programs packed in 1 024 chunks of 64
+bytes, so about 100 loads share each address range); natively on the
+host (\`agentbench -s\`):
+
+\`\`\`
+$(cat "$res/agent-host.txt" 2>/dev/null)
+\`\`\`
+
 ## 8. Host: the content hash and resolution
 
 The content hash is SHA-256 through the crypto API, which runs the
