@@ -288,8 +288,9 @@ int bpfstash_entry_export_build_id(const struct bpfstash_entry *entry, const cha
  * PERF_RECORD_MMAP3 (each function of each program loaded: range, hash,
  * stashed or refused) and PERF_RECORD_BPF_EVENT (unloads), keeps an index
  * of address ranges with their load and unload times, and resolves
- * (address, time) without reading anything: O(log n) in the number of
- * ranges.  When the kernel reports lost records, it recovers from the
+ * (address, time) without reading anything: a bisection over the ranges
+ * (and one over the loads at each start near a reused address).  When a
+ * ring's lost count (PERF_FORMAT_LOST) goes up, it recovers from the
  * stash itself: every entry holds its functions and both times, so every
  * stashed program is indexed again and every unload it missed is learnt.
  * Programs the stash refused (full) and whose records were lost stay
