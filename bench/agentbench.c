@@ -11,9 +11,11 @@
  *             it lists), and the answers compared.  Memory the agent
  *             holds per tracked program (malloc'ed bytes).
  *   rate      programs loaded and closed as fast as the guest can, one
- *             loader per CPU, while the agent polls in its own thread; for
- *             ring sizes of 1, 8 and 64 pages per CPU: records kept,
- *             records lost, and programs known after recovery.
+ *             loader per CPU, while the agent polls in its own thread,
+ *             woken by the rings (epoll) or looking every 50 ms (a busy
+ *             profiler); for ring sizes of 1, 8 and 64 pages per CPU:
+ *             records kept, records lost, and programs known after
+ *             recovery.
  *
  *   synthetic (-s, also on the host: no kernel needed) the same index
  *             fed with -n programs' records built here, packed as the JIT
@@ -222,14 +224,23 @@ struct rate {
 	atomic_int next;
 	int n;
 	atomic_int loaded;
+	bool busy;
 };
 
 static void *poller(void *arg)
 {
 	struct rate *r = arg;
 
-	while (!atomic_load(&r->stop))
-		bpfstash_agent_poll(r->a, 50);
+	while (!atomic_load(&r->stop)) {
+		if (r->busy) {
+			/* a profiler busy elsewhere: it looks every 50 ms */
+			usleep(50 * 1000);
+			bpfstash_agent_poll(r->a, 0);
+		} else {
+			/* woken by the rings (epoll) */
+			bpfstash_agent_poll(r->a, 50);
+		}
+	}
 	return NULL;
 }
 
@@ -252,10 +263,10 @@ static void *loader(void *arg)
 	return NULL;
 }
 
-static int bench_rate(int n, size_t pages)
+static int bench_rate(int n, size_t pages, bool busy)
 {
 	struct bpfstash_agent_opts o = { .sz = sizeof(o), .ring_pages = pages };
-	struct rate r = { .n = n };
+	struct rate r = { .n = n, .busy = busy };
 	struct bpfstash_agent_stats st;
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), i, err, last;
 	pthread_t pt, lt[16];
@@ -285,7 +296,7 @@ static int bench_rate(int n, size_t pages)
 	pthread_join(pt, NULL);
 	bpfstash_agent_poll(r.a, 0);
 	bpfstash_agent_get_stats(r.a, &st);
-	snprintf(key, sizeof(key), "pages%zu_", pages);
+	snprintf(key, sizeof(key), "%s_pages%zu_", busy ? "every50ms" : "epoll", pages);
 #define OUT(k, v) do { char kk[96]; snprintf(kk, sizeof(kk), "%s%s", key, k); out("rate", kk, v, ""); } while (0)
 	OUT("loaders", ncpu);
 	OUT("programs", atomic_load(&r.loaded));
@@ -424,8 +435,10 @@ int main(int argc, char **argv)
 	ret = bench_synthetic(n, keep);
 	if (synthetic_only)
 		return ret;
-	for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
-		bench_rate(rate_n, pages[i]);
+	for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+		bench_rate(rate_n, pages[i], false);
+		bench_rate(rate_n, pages[i], true);
+	}
 	/* A stash big enough for every entry. */
 	if (stash_mount("max_entries=1000000,size=4294967296"))
 		return 1;

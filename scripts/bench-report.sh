@@ -352,8 +352,9 @@ the programs loaded, against reading /proc/kallsyms again per address (it
 only lists the programs still loaded, and the answers are compared), and
 the memory the agent holds per program it tracks. "rate": programs
 loaded and closed as fast as the guest can (one loader per CPU) while the
-agent polls every 50 ms: records kept and lost for 1, 8 and 64 ring pages
-per CPU, and the programs known after recovery from the stash.
+agent polls, woken by the rings (epoll) or looking every 50 ms (a profiler
+busy elsewhere): records kept and lost for 1, 8 and 64 ring pages per
+CPU, and the programs known after recovery from the stash.
 
 | kind | figure | value |
 |---|---|---|
