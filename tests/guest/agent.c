@@ -15,6 +15,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -227,15 +229,35 @@ static bool json_get(const char *line, const char *key, char *out, size_t size)
 	return true;
 }
 
+/* Whether the file @path has a line with all of @a, @b. */
+static bool file_has(const char *path, const char *a, const char *b)
+{
+	char line[4096];
+	bool found = false;
+	FILE *f = fopen(path, "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, a) && strstr(line, b);
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * bpfstash watch in the background, writing to a file; a probe program
+ * loaded again and again until watch prints it from its record (its rings
+ * are open), then the program under test, loaded and closed.
+ */
 static void test_watch_json(void)
 {
-	char cmd[512], line[4096], v[128], tag[17], hash[41], want[64];
+	char bin[512], line[4096], v[128], tag[17], hash[41], want[64], path[] = "/tmp/watch-XXXXXX";
 	const char *top = getenv("BPFSTASH_TOP");
-	bool got_load = false, got_unload = false;
-	__u32 id;
+	bool got_load = false, got_unload = false, ready = false;
+	int fd, i, out, status = -1;
+	__u32 id, pid_id;
 	__u64 addr;
-	FILE *w;
-	int fd;
+	pid_t pid;
+	FILE *f;
 
 	if (!top) {
 		test__skip("BPFSTASH_TOP is not set (run through run-suites.sh)");
@@ -243,26 +265,53 @@ static void test_watch_json(void)
 	}
 	if (!ASSERT_OK(stash_mount(NULL), "mount"))
 		return;
-	snprintf(cmd, sizeof(cmd), "%s/build/bpfstash/bpfstash watch --count 2 --duration 30",
-		 top);
-	w = popen(cmd, "r");
-	if (!ASSERT_PTR_OK(w, "popen watch"))
+	out = mkstemp(path);
+	if (!ASSERT_GE(out, 0, "mkstemp"))
 		goto out;
-	sleep(1);	/* its rings are open */
+	snprintf(bin, sizeof(bin), "%s/build/bpfstash/bpfstash", top);
+	pid = fork();
+	if (pid == 0) {
+		dup2(out, 1);
+		execl(bin, bin, "watch", "--duration", "120", (char *)NULL);
+		_exit(127);
+	}
+	close(out);
+	if (!ASSERT_GT(pid, 0, "fork"))
+		goto out;
+	for (i = 0; i < 100 && !ready; i++) {
+		fd = load_raw_prog("watch_probe");
+		if (fd >= 0)
+			close(fd);
+		usleep(200 * 1000);
+		ready = file_has(path, "\"name\":\"watch_probe\"", "\"source\":\"record\"");
+	}
+	if (!ASSERT_TRUE(ready, "watch prints a program loaded after it started")) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+		goto out;
+	}
 	fd = load_raw_prog("watch_me");
 	if (!ASSERT_GE(fd, 0, "load") || !ASSERT_OK(prog_id_addr(fd, &id, &addr, tag), "info")) {
-		pclose(w);
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
 		goto out;
 	}
 	ASSERT_OK(stash_find_prog(id, hash), "its entry");
 	close(fd);
-	while (fgets(line, sizeof(line), w)) {
+	for (i = 0; i < 100 && !file_has(path, "\"type\":\"unload\"", "\"name\":\"watch_me\""); i++)
+		usleep(100 * 1000);
+	kill(pid, SIGTERM);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid, "wait watch");
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0, "watch exits 0 on SIGTERM");
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
 		bool load;
 
-		if (!json_get(line, "type", v, sizeof(v)) || !json_get(line, "prog_id", want,
-									 sizeof(want)))
+		if (!json_get(line, "type", v, sizeof(v)) ||
+		    !json_get(line, "prog_id", want, sizeof(want)))
 			continue;
-		if (strtoul(want, NULL, 10) != id)
+		pid_id = strtoul(want, NULL, 10);
+		if (pid_id != id)
 			continue;
 		load = !strcmp(v, "load");
 		got_load |= load;
@@ -275,12 +324,15 @@ static void test_watch_json(void)
 		snprintf(want, sizeof(want), "0x%llx", (unsigned long long)addr);
 		ASSERT_TRUE(json_get(line, "addr", v, sizeof(v)) && !strcmp(v, want), line);
 		if (!load)
-			ASSERT_TRUE(json_get(line, "unload_time_ns", v, sizeof(v)), line);
+			ASSERT_TRUE(json_get(line, "recovered", v, sizeof(v)) && !strcmp(v, "false") &&
+				    json_get(line, "unload_time_ns", v, sizeof(v)), line);
 	}
-	ASSERT_EQ(pclose(w), 0, "watch exits 0 after --count");
+	if (f)
+		fclose(f);
 	ASSERT_TRUE(got_load, "a load line");
 	ASSERT_TRUE(got_unload, "an unload line");
 out:
+	unlink(path);
 	stash_umount();
 }
 

@@ -242,7 +242,7 @@ static int do_help(int argc, char **argv)
 	       "  -t, --to DIR     export's destination\n"
 	       "  -a, --at TIME    resolve and decode: when the address was seen\n"
 	       "  -s, --source     decode: append the source line too\n"
-	       "      --existing   watch: a load line for each entry already in the stash\n"
+	       "      --existing   watch: first, what the stash already holds (source scan)\n"
 	       "      --count N    watch: stop after N lines\n"
 	       "      --duration S watch: stop after S seconds\n"
 	       "      --pages N    watch: ring pages per CPU, a power of two (default 64)\n"

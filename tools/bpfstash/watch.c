@@ -27,6 +27,7 @@ static void on_signal(int sig)
 struct watch {
 	uint64_t printed;
 	bool existing;
+	bool opening;	/* the events of the stash's scan at open */
 };
 
 static const char *source_name(enum bpfstash_agent_source s)
@@ -98,8 +99,8 @@ static void on_event(const struct bpfstash_agent_event *ev, void *ctx)
 	struct watch *wt = ctx;
 	json_writer_t *w;
 
-	if (ev->type == BPFSTASH_AGENT_LOAD && ev->prog->source == BPFSTASH_AGENT_FROM_SCAN &&
-	    !wt->existing)
+	/* What the stash held before: only with --existing. */
+	if (wt->opening && !wt->existing)
 		return;
 	if (opts.count && wt->printed >= opts.count)
 		return;
@@ -168,7 +169,9 @@ int do_watch(int argc, char **argv)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	wt.opening = true;
 	err = bpfstash_agent_open(&ao, &agent);
+	wt.opening = false;
 	if (err) {
 		if (err == -EACCES || err == -EPERM)
 			p_err("cannot open the perf events: %s (needs CAP_PERFMON, or "
