@@ -48,6 +48,9 @@ umount /sys/fs/bpfstash
 echo "bench: race done"
 "$b/membench" -n 500 -c "$p" > "$out/memory.csv"
 echo "bench: memory done"
+# The agent interface against a /proc/kallsyms rescan (bench/agentbench.c).
+"$b/agentbench" -c -n "${BENCH_AGENT_ENTRIES:-100000}" > "$out/agent.csv"
+echo "bench: agent done"
 STASH_SCALE=${BENCH_SCALE:-100000} "$top/build/tests/guest/scale" > "$out/scale.txt" 2>&1
 echo "bench: scale done"
 exit 0

@@ -140,6 +140,10 @@ fi
 if ! "$top/build/bench/resolve_bench" > "$res/resolve.txt" 2>&1; then
 	say "resolve_bench failed, the report says why: $(tail -n 1 "$res/resolve.txt")"
 fi
+# The agent's index alone, at this CPU's own speed (no kernel needed).
+if ! "$top/build/bench/agentbench" -s > "$res/agent-host.txt" 2>&1; then
+	say "agentbench -s failed, the report says why: $(tail -n 1 "$res/agent-host.txt")"
+fi
 
 if [ -x "$top/bench/gc_scale.sh" ]; then
 	say "bpfstash-gc at 1 000, 10 000 and 100 000 entries"

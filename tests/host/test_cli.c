@@ -68,6 +68,7 @@ static void test_help_and_version(void **state)
 	assert_int_equal(sh(&out, BPFSTASH_BIN " --help"), 0);
 	assert_non_null(strstr(out, "Usage: bpfstash"));
 	assert_non_null(strstr(out, "export HASH... --to DIR"));
+	assert_non_null(strstr(out, "watch [--existing] [--count N] [--duration S] [--pages N]"));
 	free(out);
 	assert_int_equal(sh(&out, BPFSTASH_BIN " help"), 0);
 	assert_non_null(strstr(out, "Usage: bpfstash"));
@@ -85,7 +86,8 @@ static void test_exit_codes(void **state)
 		"", "bogus", "l", "--bogus ls", "ls extra", "show", "show a b", "show xyz",
 		"show 12", "lines", "resolve", "resolve zzz", "resolve cadd+zz", "export cadd",
 		"export --to /tmp", "--root", "-j frobnicate", "render", "render cadd", "render cadd meta",
-		"render cadd lines extra",
+		"render cadd lines extra", "watch extra", "watch --pages 3", "watch --count x",
+		"watch --duration -1", "watch --pages", "watch --pages 1.5",
 	};
 	char *out;
 	size_t i;
@@ -114,6 +116,29 @@ static void test_exit_codes(void **state)
 	/* an entry that is not there, an address in none */
 	assert_int_equal(sh(NULL, BPFSTASH_BIN ROOT "show 0000 2>/dev/null"), 1);
 	assert_int_equal(sh(NULL, BPFSTASH_BIN ROOT "resolve 0x1000 2>/dev/null"), 1);
+}
+
+/*
+ * watch needs the kernel's PERF_RECORD_MMAP3: on a kernel without it (the
+ * host's, normally) it says so and exits 69; the guest suite "agent"
+ * checks its lines.
+ */
+static void test_watch_unavailable(void **state)
+{
+	char *out;
+	int rc;
+
+	if (bpfstash_kernel_supported() > 0)
+		skip();
+	rc = sh(&out, BPFSTASH_BIN ROOT "watch --duration 0.1 2>&1");
+	if (rc != 69 || !strstr(out, "cannot open the perf events"))
+		fail_msg("watch on a kernel without MMAP3: exit %d: %s", rc, out);
+	free(out);
+	/* with --json, the error is a JSON object too */
+	rc = sh(&out, BPFSTASH_BIN ROOT "-j watch --duration 0.1 | jq -e '.error | test(\"perf events\")'");
+	if (rc != 0)
+		fail_msg("watch -j on a kernel without MMAP3: %d: %s", rc, out);
+	free(out);
 }
 
 static void test_ls(void **state)
@@ -300,6 +325,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_help_and_version),
 		cmocka_unit_test(test_exit_codes),
+		cmocka_unit_test(test_watch_unavailable),
 		cmocka_unit_test(test_ls),
 		cmocka_unit_test(test_show_and_lines),
 		cmocka_unit_test(test_render),

@@ -224,6 +224,10 @@ static int do_help(int argc, char **argv)
 	       "                            copy stdin to stdout, each BPF frame of a stack\n"
 	       "                            trace (dmesg, oops, bpftrace, /proc/PID/stack, perf\n"
 	       "                            script) followed by file:line:col (-s: and source)\n"
+	       "  watch [--existing] [--count N] [--duration S] [--pages N]\n"
+	       "                            print each program loaded and unloaded as a JSON\n"
+	       "                            line (lost records: a \"lost\" line, then the stash is\n"
+	       "                            read again and a \"recovered\" line), until SIGINT\n"
 	       "  help                      this text\n"
 	       "\n"
 	       "  HASH is an entry's name, or a unique prefix of at least 4 hex digits;\n"
@@ -239,7 +243,11 @@ static int do_help(int argc, char **argv)
 	       "  -t, --to DIR     export's destination\n"
 	       "  -a, --at TIME    resolve and decode: when the address was seen\n"
 	       "  -s, --source     decode: append the source line too\n"
-	       "  -A, --archive DIR  decode: also the entries bpfstash-gc archived into DIR\n"
+	       "  -A, --archive DIR decode: also the entries bpfstash-gc archived into DIR\n"
+	       "      --existing   watch: first, what the stash already holds (source scan)\n"
+	       "      --count N    watch: stop after N lines\n"
+	       "      --duration S watch: stop after S seconds\n"
+	       "      --pages N    watch: ring pages per CPU, a power of two (default 64)\n"
 	       "  -v, --verbose    let libbpf print its warnings\n"
 	       "  -V, --version    print the version\n"
 	       "  -h, --help       print this help\n"
@@ -281,6 +289,7 @@ static const struct cmd commands[] = {
 	{ "verify",	do_verify },
 	{ "export",	do_export },
 	{ "decode",	do_decode },
+	{ "watch",	do_watch },
 	{ "help",	do_help },
 	{ "version",	do_version },
 	{ NULL }
@@ -327,6 +336,10 @@ int main(int argc, char **argv)
 		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ "help",	no_argument,		NULL, 'h' },
+		{ "count",	required_argument,	NULL, 'C' },
+		{ "duration",	required_argument,	NULL, 'D' },
+		{ "pages",	required_argument,	NULL, 'P' },
+		{ "existing",	no_argument,		NULL, 'E' },
 		{ NULL }
 	};
 	bool help = false, version = false;
@@ -375,8 +388,32 @@ int main(int argc, char **argv)
 		case 'h':
 			help = true;
 			break;
+		case 'C':
+		case 'D':
+		case 'P': {
+			char *endp;
+			double v = strtod(optarg, &endp);
+
+			if (endp == optarg || *endp || v < 0 || (opt != 'D' && v != (uint64_t)v)) {
+				ret = usage_error("--%s needs a %snumber, not '%s'",
+						  opt == 'C' ? "count" : opt == 'D' ? "duration" : "pages",
+						  opt == 'D' ? "" : "whole ", optarg);
+				free(args);
+				return ret;
+			}
+			if (opt == 'C')
+				opts.count = v;
+			else if (opt == 'D')
+				opts.duration = v;
+			else
+				opts.pages = v;
+			break;
+		}
+		case 'E':
+			opts.existing = true;
+			break;
 		default:
-			if (optopt && strchr("rtaA", optopt))
+			if (optopt && strchr("rtaACDP", optopt))
 				ret = usage_error("option '%s' needs an argument", argv[optind - 1]);
 			else
 				ret = usage_error("unknown option '%s'", argv[optind - 1]);

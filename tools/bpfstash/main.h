@@ -32,6 +32,10 @@ struct opts {
 	const char *at;		/* resolve, decode --at TIME */
 	bool source;		/* decode -s */
 	const char *archive;	/* decode --archive DIR */
+	uint64_t count;		/* watch --count N */
+	double duration;	/* watch --duration SECONDS */
+	size_t pages;		/* watch --pages N */
+	bool existing;		/* watch --existing */
 };
 
 extern struct opts opts;
@@ -66,6 +70,7 @@ int do_resolve(int argc, char **argv);
 int do_verify(int argc, char **argv);
 int do_export(int argc, char **argv);
 int do_decode(int argc, char **argv);
+int do_watch(int argc, char **argv);
 
 /* Print the candidates of an ambiguous resolution (text: on stderr). */
 void print_candidates(const struct bpfstash_candidates *c, bool only_at_time);

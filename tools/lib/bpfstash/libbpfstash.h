@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define LIBBPFSTASH_MAJOR_VERSION 0
-#define LIBBPFSTASH_MINOR_VERSION 2
+#define LIBBPFSTASH_MINOR_VERSION 3
 
 #define BPFSTASH_DEFAULT_ROOT "/sys/fs/bpfstash"
 #define BPFSTASH_HEX_LEN (BPFSTASH_HASH_SIZE * 2)
@@ -281,6 +281,151 @@ int bpfstash_entry_export_elf(const struct bpfstash_entry *entry, int fd);
  */
 int bpfstash_entry_export_build_id(const struct bpfstash_entry *entry, const char *dir,
 				   char *path, size_t path_size);
+
+/*
+ * Agents (LIBBPFSTASH_0.3): for a long-running profiler that resolves
+ * samples as they come.  An agent opens one perf ring per CPU for
+ * PERF_RECORD_MMAP3 (each function of each program loaded: range, hash,
+ * stashed or refused) and PERF_RECORD_BPF_EVENT (unloads), keeps an index
+ * of address ranges with their load and unload times, and resolves
+ * (address, time) without reading anything: a bisection over the ranges
+ * (and one over the loads at each start near a reused address).  When a
+ * ring's lost count (PERF_FORMAT_LOST) goes up, it recovers from the
+ * stash itself: every entry holds its functions and both times, so every
+ * stashed program is indexed again and every unload it missed is learnt.
+ * Programs the stash refused (full) and whose records were lost stay
+ * unknown: the stash has nothing to recover them from.
+ *
+ * Times are CLOCK_BOOTTIME nanoseconds, the clock of meta.load_time: open
+ * the sampling events with use_clockid = 1 and clockid = CLOCK_BOOTTIME
+ * so that sample times compare with them.
+ */
+struct perf_event_attr;
+struct perf_event_header;
+struct bpfstash_agent;
+
+/* One function of a program, as MMAP3 (or the stash) gave it. */
+struct bpfstash_agent_func {
+	uint32_t index;		/* in the program: bpf_prog_info::jited_ksyms order */
+	uint32_t len;
+	uint64_t addr;
+	const char *name;	/* kallsyms name: bpf_prog_<tag>_<name> */
+};
+
+enum bpfstash_agent_source {
+	BPFSTASH_AGENT_FROM_RECORD,	/* its PERF_RECORD_MMAP3 */
+	BPFSTASH_AGENT_FROM_SCAN,	/* the stash, at open (BPFSTASH_AGENT_SCAN) */
+	BPFSTASH_AGENT_FROM_RECOVERY,	/* the stash, after lost records */
+};
+
+/* A program the agent tracks.  Valid until bpfstash_agent_close(). */
+struct bpfstash_agent_prog {
+	uint32_t id;			/* bpf_prog_info::id */
+	char name[BPFSTASH_NAME_LEN];
+	uint8_t tag[BPFSTASH_TAG_SIZE];
+	bool stashed;			/* hash names an entry; else refused */
+	uint32_t flags;			/* PERF_RECORD_MMAP3_* */
+	char hash[BPFSTASH_HEX_LEN + 1];	/* "" if refused */
+	uint64_t load_time;		/* CLOCK_BOOTTIME ns */
+	uint64_t unload_time;		/* 0 while loaded */
+	enum bpfstash_agent_source source;
+	uint32_t nr_funcs;
+	const struct bpfstash_agent_func *funcs;	/* by index */
+};
+
+enum bpfstash_agent_event_type {
+	BPFSTASH_AGENT_LOAD,
+	BPFSTASH_AGENT_UNLOAD,
+	BPFSTASH_AGENT_LOST,		/* the kernel dropped @lost records */
+	BPFSTASH_AGENT_RECOVERED,	/* the stash was read again after a loss */
+};
+
+struct bpfstash_agent_event {
+	enum bpfstash_agent_event_type type;
+	uint64_t time;				/* CLOCK_BOOTTIME ns */
+	const struct bpfstash_agent_prog *prog;	/* LOAD, UNLOAD */
+	bool recovered;				/* UNLOAD learnt from the stash */
+	uint64_t lost;				/* LOST, RECOVERED: records lost */
+	uint32_t loads, unloads;		/* RECOVERED: what the stash gave back */
+};
+
+typedef void (*bpfstash_agent_event_fn)(const struct bpfstash_agent_event *event, void *ctx);
+
+/* bpfstash_agent_opts.flags */
+#define BPFSTASH_AGENT_NO_RINGS	(1u << 0)	/* records come from bpfstash_agent_feed() */
+#define BPFSTASH_AGENT_SCAN	(1u << 1)	/* index the stash's entries at open */
+
+struct bpfstash_agent_opts {
+	size_t sz;			/* sizeof(struct bpfstash_agent_opts) */
+	const char *root;		/* the stash (NULL: /sys/fs/bpfstash) */
+	size_t ring_pages;		/* per CPU, a power of two; 0: 64 */
+	unsigned int flags;
+	bpfstash_agent_event_fn event_fn;	/* may be NULL */
+	void *ctx;
+};
+
+/*
+ * Open the rings (perf_event_open() needs what perf_allow_kernel() asks:
+ * CAP_PERFMON, or perf_event_paranoid <= 1) and, with BPFSTASH_AGENT_SCAN,
+ * index what the stash holds.  0 or -errno.
+ */
+int bpfstash_agent_open(const struct bpfstash_agent_opts *opts, struct bpfstash_agent **agent);
+void bpfstash_agent_close(struct bpfstash_agent *agent);
+/* An fd that polls readable when a ring has records (epoll); -1 with NO_RINGS. */
+int bpfstash_agent_fd(const struct bpfstash_agent *agent);
+/*
+ * Wait up to @timeout_ms (0: not at all, -1: forever) for records, read
+ * every ring, apply what was read in time order (calling event_fn) and,
+ * if records were lost, recover from the stash.  Returns the number of
+ * records read, or -errno.
+ */
+int bpfstash_agent_poll(struct bpfstash_agent *agent, int timeout_ms);
+/*
+ * For agents with rings of their own, opened with bpfstash_agent_attr()'s
+ * attributes (sample_id_all with PERF_SAMPLE_TIME only): queue one record;
+ * the next bpfstash_agent_poll() applies it.
+ */
+int bpfstash_agent_feed(struct bpfstash_agent *agent, const struct perf_event_header *record);
+void bpfstash_agent_attr(struct perf_event_attr *attr);
+/* Read the whole stash again now (what a loss triggers).  0 or -errno. */
+int bpfstash_agent_recover(struct bpfstash_agent *agent);
+
+/* Where an address is: the program, its function, the offset in it. */
+struct bpfstash_agent_sym {
+	const struct bpfstash_agent_prog *prog;
+	const struct bpfstash_agent_func *func;
+	uint64_t offset;
+};
+
+/*
+ * The program that held @addr at @time (CLOCK_BOOTTIME ns; 0: now, a
+ * loaded program's): 0 and @sym filled, or -ENOENT.  At a reused address
+ * the time decides; a program is held from its load time, included, to
+ * its unload time, excluded.
+ */
+int bpfstash_agent_resolve(struct bpfstash_agent *agent, uint64_t addr, uint64_t time,
+			   struct bpfstash_agent_sym *sym);
+/*
+ * File, line, column and source of @sym: the program's entry is read from
+ * the stash on first use and kept.  *@entry (may be NULL) receives it, owned
+ * by the agent.  -ENODATA for a program the stash refused, or the error
+ * of reading its entry.
+ */
+int bpfstash_agent_resolve_line(struct bpfstash_agent *agent, const struct bpfstash_agent_sym *sym,
+				const struct bpfstash_entry **entry, struct bpfstash_location *loc);
+
+struct bpfstash_agent_stats {
+	uint64_t records;		/* MMAP3 and unload records applied */
+	uint64_t lost;			/* records the kernel dropped */
+	uint64_t programs;		/* tracked, loaded or not */
+	uint64_t ranges;
+	uint64_t unknown_unloads;	/* unloads of programs never seen */
+	uint64_t bad_records;		/* too short to parse */
+	uint64_t recoveries;
+	uint64_t recovered_loads;
+	uint64_t recovered_unloads;
+};
+void bpfstash_agent_get_stats(const struct bpfstash_agent *agent, struct bpfstash_agent_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The agent's index (bpfstash_agent_*) fed with records built from entries
+ * captured from the kernel: tiny's image lies inside large's (the kernel
+ * reused the address), so (address, time) must pick the program that held
+ * the address then.  Records are what the kernel's PERF_RECORD_MMAP3 and
+ * PERF_RECORD_BPF_EVENT carry, with bpfstash_agent_attr()'s sample_id (the
+ * time); recovery reads copies of the entries whose meta times are set.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <linux/perf_event.h>
+
+#include "libbpfstash.h"
+#include "fixtures.h"
+
+#define NS FIXTURE_NS
+
+struct scene {
+	char dir[64];
+	struct fixture tiny, large, subprogs;
+	struct bpfstash_entry *et, *el, *es;
+	uint64_t shared;	/* an address in tiny and in large */
+	uint32_t large_func;	/* large's function that holds it */
+	struct bpfstash_agent *a;
+	/* The events, as "L<id>" "U<id>" "X" (lost) "R<loads>/<unloads>" */
+	char log[512];
+};
+
+static void on_event(const struct bpfstash_agent_event *ev, void *ctx)
+{
+	struct scene *sc = ctx;
+	size_t n = strlen(sc->log);
+
+	switch (ev->type) {
+	case BPFSTASH_AGENT_LOAD:
+		snprintf(sc->log + n, sizeof(sc->log) - n, "L%u ", ev->prog->id);
+		break;
+	case BPFSTASH_AGENT_UNLOAD:
+		snprintf(sc->log + n, sizeof(sc->log) - n, "U%u%s ", ev->prog->id,
+			 ev->recovered ? "r" : "");
+		break;
+	case BPFSTASH_AGENT_LOST:
+		snprintf(sc->log + n, sizeof(sc->log) - n, "X%llu ",
+			 (unsigned long long)ev->lost);
+		break;
+	case BPFSTASH_AGENT_RECOVERED:
+		snprintf(sc->log + n, sizeof(sc->log) - n, "R%u/%u ", ev->loads, ev->unloads);
+		break;
+	}
+}
+
+static int setup(void **state)
+{
+	struct scene *sc = calloc(1, sizeof(*sc));
+	struct bpfstash_agent_opts o = { .sz = sizeof(o), .flags = BPFSTASH_AGENT_NO_RINGS,
+					 .event_fn = on_event };
+	const struct bpfstash_func *f;
+	uint32_t i;
+
+	assert_non_null(sc);
+	fixture_get("tiny", &sc->tiny);
+	fixture_get("large", &sc->large);
+	fixture_get("subprogs", &sc->subprogs);
+	sc->et = fixture_load(&sc->tiny);
+	sc->el = fixture_load(&sc->large);
+	sc->es = fixture_load(&sc->subprogs);
+	strcpy(sc->dir, "/tmp/bpfstash-agent-XXXXXX");
+	assert_non_null(mkdtemp(sc->dir));
+	f = bpfstash_entry_func(sc->et, 0);
+	sc->shared = f->addr + 8;
+	for (i = 0; i < bpfstash_entry_nr_funcs(sc->el); i++) {
+		const struct bpfstash_func *g = bpfstash_entry_func(sc->el, i);
+
+		if (sc->shared >= g->addr && sc->shared - g->addr < g->len)
+			break;
+	}
+	assert_true(i < bpfstash_entry_nr_funcs(sc->el));	/* the address is reused */
+	sc->large_func = i;
+	o.root = sc->dir;
+	o.ctx = sc;
+	assert_int_equal(bpfstash_agent_open(&o, &sc->a), 0);
+	assert_int_equal(bpfstash_agent_fd(sc->a), -1);
+	*state = sc;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct scene *sc = *state;
+
+	bpfstash_agent_close(sc->a);
+	fixture_rmtree(sc->dir);
+	bpfstash_entry_free(sc->et);
+	bpfstash_entry_free(sc->el);
+	bpfstash_entry_free(sc->es);
+	free(sc);
+	return 0;
+}
+
+/* The kernel's record for function @i of @e, at @secs. */
+static void feed_mmap3(struct scene *sc, const struct bpfstash_entry *e, uint32_t i, uint64_t secs)
+{
+	const struct bpfstash_func *f = bpfstash_entry_func(e, i);
+	const char *name = bpfstash_entry_func_name(e, i);
+	size_t name_len = (strlen(name) + 1 + 7) / 8 * 8;
+	uint8_t buf[1024] = {};
+	struct perf_event_header *h = (void *)buf;
+	uint64_t t = secs * NS;
+	uint32_t u32;
+	uint16_t u16;
+
+	h->type = 22;	/* PERF_RECORD_MMAP3 */
+	h->size = 64 + name_len + 8;
+	memcpy(buf + 8, &f->addr, 8);
+	memcpy(buf + 16, &(uint64_t){ f->len }, 8);
+	u32 = bpfstash_entry_meta(e)->prog_id;
+	memcpy(buf + 24, &u32, 4);
+	u32 = 1;	/* PERF_RECORD_MMAP3_STASHED */
+	memcpy(buf + 28, &u32, 4);
+	u16 = PERF_RECORD_KSYMBOL_TYPE_BPF;
+	memcpy(buf + 32, &u16, 2);
+	u16 = i;
+	memcpy(buf + 34, &u16, 2);
+	buf[36] = BPFSTASH_HASH_SIZE;
+	memcpy(buf + 40, bpfstash_entry_meta(e)->hash, BPFSTASH_HASH_SIZE);
+	memcpy(buf + 64, name, strlen(name));
+	memcpy(buf + 64 + name_len, &t, 8);
+	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+}
+
+static void feed_prog(struct scene *sc, const struct bpfstash_entry *e, uint64_t secs)
+{
+	uint32_t i;
+
+	for (i = 0; i < bpfstash_entry_nr_funcs(e); i++)
+		feed_mmap3(sc, e, i, secs);
+}
+
+static void feed_unload(struct scene *sc, const struct bpfstash_entry *e, uint64_t secs)
+{
+	uint8_t buf[32] = {};
+	struct perf_event_header *h = (void *)buf;
+	uint16_t u16 = PERF_BPF_EVENT_PROG_UNLOAD;
+	uint32_t id = bpfstash_entry_meta(e)->prog_id;
+	uint64_t t = secs * NS;
+
+	h->type = PERF_RECORD_BPF_EVENT;
+	h->size = 32;
+	memcpy(buf + 8, &u16, 2);
+	memcpy(buf + 12, &id, 4);
+	memcpy(buf + 24, &t, 8);
+	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+}
+
+static void feed_lost(struct scene *sc, uint64_t lost, uint64_t secs)
+{
+	uint8_t buf[32] = {};
+	struct perf_event_header *h = (void *)buf;
+	uint64_t t = secs * NS;
+
+	h->type = PERF_RECORD_LOST;
+	h->size = 32;
+	memcpy(buf + 16, &lost, 8);
+	memcpy(buf + 24, &t, 8);
+	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+}
+
+/*
+ * @addr at @secs must be in @e's function @func (NULL: nowhere), and its
+ * line the same as the entry itself resolves.
+ */
+static void expect(struct scene *sc, uint64_t addr, uint64_t secs, const struct bpfstash_entry *e,
+		   uint32_t func)
+{
+	struct bpfstash_location want, got;
+	struct bpfstash_agent_sym sym;
+	const struct bpfstash_entry *ge;
+	int rc = bpfstash_agent_resolve(sc->a, addr, secs * NS, &sym);
+
+	if (!e) {
+		if (rc != -ENOENT)
+			fail_msg("0x%llx at %llu s: %d (prog %u), expected nothing",
+				 (unsigned long long)addr, (unsigned long long)secs, rc,
+				 sym.prog ? sym.prog->id : 0);
+		return;
+	}
+	if (rc)
+		fail_msg("0x%llx at %llu s: %d, expected prog %u", (unsigned long long)addr,
+			 (unsigned long long)secs, rc, bpfstash_entry_meta(e)->prog_id);
+	assert_int_equal(sym.prog->id, bpfstash_entry_meta(e)->prog_id);
+	assert_string_equal(sym.prog->hash, bpfstash_entry_name(e));
+	assert_int_equal(sym.func->index, func);
+	assert_int_equal(sym.func->addr + sym.offset, addr);
+	assert_int_equal(sym.func->addr, bpfstash_entry_func(e, func)->addr);
+	assert_string_equal(sym.func->name, bpfstash_entry_func_name(e, func));
+	assert_int_equal(bpfstash_entry_resolve(e, addr, &want), 0);
+	assert_int_equal(bpfstash_agent_resolve_line(sc->a, &sym, &ge, &got), 0);
+	assert_string_equal(bpfstash_entry_name(ge), bpfstash_entry_name(e));
+	assert_int_equal(got.func, want.func);
+	assert_int_equal(got.has_line, want.has_line);
+	assert_int_equal(got.line, want.line);
+	assert_int_equal(got.col, want.col);
+	assert_string_equal(got.file, want.file);
+}
+
+static void copy_all(struct scene *sc)
+{
+	fixture_copy(&sc->tiny, sc->dir);
+	fixture_copy(&sc->large, sc->dir);
+	fixture_copy(&sc->subprogs, sc->dir);
+}
+
+/* large 10..20 s, then tiny from 30 s at the same address. */
+static void test_reuse(void **state)
+{
+	struct scene *sc = *state;
+	uint64_t ls = bpfstash_entry_func(sc->el, sc->large_func)->addr;
+	const struct bpfstash_func *tf = bpfstash_entry_func(sc->et, 0);
+	struct bpfstash_agent_stats st;
+	char want[64];
+
+	copy_all(sc);	/* for the line lookups */
+	feed_prog(sc, sc->el, 10);
+	feed_unload(sc, sc->el, 20);
+	feed_prog(sc, sc->et, 30);
+	assert_true(bpfstash_agent_poll(sc->a, 0) > 0);
+	snprintf(want, sizeof(want), "L%u U%u L%u ", bpfstash_entry_meta(sc->el)->prog_id,
+		 bpfstash_entry_meta(sc->el)->prog_id, bpfstash_entry_meta(sc->et)->prog_id);
+	assert_string_equal(sc->log, want);
+
+	expect(sc, sc->shared, 9, NULL, 0);		/* before any */
+	expect(sc, sc->shared, 10, sc->el, sc->large_func);	/* load time included */
+	expect(sc, sc->shared, 15, sc->el, sc->large_func);
+	expect(sc, sc->shared, 19, sc->el, sc->large_func);
+	expect(sc, sc->shared, 20, NULL, 0);		/* unload time excluded */
+	expect(sc, sc->shared, 25, NULL, 0);		/* between */
+	expect(sc, sc->shared, 30, sc->et, 0);
+	expect(sc, sc->shared, 1000, sc->et, 0);
+	expect(sc, sc->shared, 0, sc->et, 0);		/* now: the loaded one */
+	/* Boundaries of tiny's function: first byte, last byte, one past. */
+	expect(sc, tf->addr, 30, sc->et, 0);
+	expect(sc, tf->addr + tf->len - 1, 30, sc->et, 0);
+	if (tf->addr + tf->len < ls + bpfstash_entry_func(sc->el, sc->large_func)->len)
+		expect(sc, tf->addr + tf->len, 30, NULL, 0);
+	expect(sc, tf->addr + tf->len, 15, sc->el, sc->large_func);
+	/* large's first byte is before tiny's: large only when it was there. */
+	if (ls < tf->addr) {
+		expect(sc, ls, 15, sc->el, sc->large_func);
+		expect(sc, ls, 35, NULL, 0);
+	}
+	bpfstash_agent_get_stats(sc->a, &st);
+	assert_int_equal(st.programs, 2);
+	assert_int_equal(st.ranges, bpfstash_entry_nr_funcs(sc->el) + 1);
+	assert_int_equal(st.lost, 0);
+	assert_int_equal(st.recoveries, 0);
+}
+
+/*
+ * Two CPUs' rings give the unload before the load: the agent applies
+ * them in time order, and every function of a program arrives in one load.
+ */
+static void test_time_order(void **state)
+{
+	struct scene *sc = *state;
+	uint32_t id = bpfstash_entry_meta(sc->el)->prog_id;
+	const struct bpfstash_agent_prog *p;
+	struct bpfstash_agent_sym sym;
+	char want[64];
+	uint32_t i;
+
+	feed_prog(sc, sc->et, 30);
+	feed_unload(sc, sc->el, 20);
+	for (i = bpfstash_entry_nr_funcs(sc->el); i-- > 0;)
+		feed_mmap3(sc, sc->el, i, 10);
+	assert_int_equal(bpfstash_agent_poll(sc->a, 0),
+			 bpfstash_entry_nr_funcs(sc->el) + 2);
+	snprintf(want, sizeof(want), "L%u U%u L%u ", id, id, bpfstash_entry_meta(sc->et)->prog_id);
+	assert_string_equal(sc->log, want);
+	assert_int_equal(bpfstash_agent_resolve(sc->a, sc->shared, 15 * NS, &sym), 0);
+	p = sym.prog;
+	assert_int_equal(p->id, id);
+	assert_int_equal(p->load_time, 10 * NS);
+	assert_int_equal(p->unload_time, 20 * NS);
+	assert_int_equal(p->nr_funcs, bpfstash_entry_nr_funcs(sc->el));
+	for (i = 0; i < p->nr_funcs; i++)
+		assert_int_equal(p->funcs[i].index, i);
+	assert_memory_equal(p->tag, bpfstash_entry_meta(sc->el)->content.tag, BPFSTASH_TAG_SIZE);
+	assert_string_equal(p->name, bpfstash_entry_meta(sc->el)->content.name);
+	/* A record that comes twice (a resend, or recovered first) adds nothing. */
+	feed_mmap3(sc, sc->et, 0, 30);
+	assert_int_equal(bpfstash_agent_poll(sc->a, 0), 1);
+	assert_int_equal(bpfstash_agent_resolve(sc->a, sc->shared, 40 * NS, &sym), 0);
+	assert_int_equal(sym.prog->nr_funcs, 1);
+	assert_string_equal(sc->log, want);
+}
+
+/*
+ * Records were lost (large's load and unload, tiny's load, subprogs'
+ * unload): the agent reads the stash again and knows all of them.
+ */
+static void test_lost_recovers(void **state)
+{
+	struct scene *sc = *state;
+	uint32_t sid = bpfstash_entry_meta(sc->es)->prog_id;
+	struct bpfstash_agent_stats st;
+	struct bpfstash_agent_sym sym;
+	char want[128];
+
+	copy_all(sc);
+	fixture_set_times(sc->dir, sc->subprogs.hash, 5, 40);
+	fixture_set_times(sc->dir, sc->large.hash, 10, 20);
+	fixture_set_times(sc->dir, sc->tiny.hash, 30, 0);
+	feed_prog(sc, sc->es, 5);
+	feed_lost(sc, 7, 41);
+	assert_true(bpfstash_agent_poll(sc->a, 0) > 0);
+	/* subprogs from its records; then the loss; large and tiny from the stash. */
+	snprintf(want, sizeof(want), "L%u X7 ", sid);
+	assert_memory_equal(sc->log, want, strlen(want));
+	assert_non_null(strstr(sc->log, "R2/2 "));
+	snprintf(want, sizeof(want), "U%ur ", sid);
+	assert_non_null(strstr(sc->log, want));
+	snprintf(want, sizeof(want), "L%u U%ur ", bpfstash_entry_meta(sc->el)->prog_id,
+		 bpfstash_entry_meta(sc->el)->prog_id);
+	assert_non_null(strstr(sc->log, want));
+	bpfstash_agent_get_stats(sc->a, &st);
+	assert_int_equal(st.lost, 7);
+	assert_int_equal(st.recoveries, 1);
+	assert_int_equal(st.recovered_loads, 2);
+	assert_int_equal(st.recovered_unloads, 2);
+	assert_int_equal(st.programs, 3);
+	expect(sc, sc->shared, 15, sc->el, sc->large_func);
+	expect(sc, sc->shared, 25, NULL, 0);
+	expect(sc, sc->shared, 35, sc->et, 0);
+	expect(sc, bpfstash_entry_func(sc->es, 0)->addr, 39, sc->es, 0);
+	expect(sc, bpfstash_entry_func(sc->es, 0)->addr, 40, NULL, 0);
+	assert_int_equal(bpfstash_agent_resolve(sc->a, sc->shared, 35 * NS, &sym), 0);
+	assert_int_equal(sym.prog->source, BPFSTASH_AGENT_FROM_RECOVERY);
+	/* The records of what was recovered may still come: nothing changes. */
+	feed_prog(sc, sc->et, 30);
+	assert_int_equal(bpfstash_agent_poll(sc->a, 0), 1);
+	bpfstash_agent_get_stats(sc->a, &st);
+	assert_int_equal(st.programs, 3);
+	assert_int_equal(st.recoveries, 1);
+}
+
+/* BPFSTASH_AGENT_SCAN: what the stash holds is indexed at open. */
+static void test_scan(void **state)
+{
+	struct scene *sc = *state;
+	struct bpfstash_agent_opts o = { .sz = sizeof(o), .root = sc->dir,
+					 .flags = BPFSTASH_AGENT_NO_RINGS | BPFSTASH_AGENT_SCAN };
+	struct bpfstash_agent_stats st;
+	struct bpfstash_agent *a;
+	struct bpfstash_agent_sym sym;
+
+	copy_all(sc);
+	fixture_set_times(sc->dir, sc->large.hash, 10, 20);
+	fixture_set_times(sc->dir, sc->tiny.hash, 30, 0);
+	assert_int_equal(bpfstash_agent_open(&o, &a), 0);
+	bpfstash_agent_get_stats(a, &st);
+	assert_int_equal(st.programs, 3);
+	assert_int_equal(bpfstash_agent_resolve(a, sc->shared, 15 * NS, &sym), 0);
+	assert_string_equal(sym.prog->hash, sc->large.hash);
+	assert_int_equal(sym.prog->source, BPFSTASH_AGENT_FROM_SCAN);
+	assert_int_equal(bpfstash_agent_resolve(a, sc->shared, 0, &sym), 0);
+	assert_string_equal(sym.prog->hash, sc->tiny.hash);
+	bpfstash_agent_close(a);
+}
+
+/* Records too short to parse are counted, never read past their end. */
+static void test_bad_records(void **state)
+{
+	struct scene *sc = *state;
+	uint8_t buf[64] = {};
+	struct perf_event_header *h = (void *)buf;
+	struct bpfstash_agent_stats st;
+	struct bpfstash_agent_opts o = { .sz = 4, .flags = BPFSTASH_AGENT_NO_RINGS };
+	struct bpfstash_agent *a;
+
+	h->type = 22;
+	h->size = 40;
+	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+	h->type = PERF_RECORD_BPF_EVENT;
+	h->size = 16;
+	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+	h->size = 12;
+	assert_int_equal(bpfstash_agent_feed(sc->a, h), -EINVAL);
+	h->size = 4;
+	assert_int_equal(bpfstash_agent_feed(sc->a, h), -EINVAL);
+	assert_int_equal(bpfstash_agent_poll(sc->a, 0), 2);
+	bpfstash_agent_get_stats(sc->a, &st);
+	assert_int_equal(st.bad_records, 2);
+	assert_int_equal(st.programs, 0);
+	assert_int_equal(bpfstash_agent_open(&o, &a), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_reuse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_time_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_recovers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("agent", tests, NULL, NULL);
+}

@@ -1,0 +1,1058 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The profiler agent's interface (libbpfstash.h, "Agents"): every CPU's
+ * PERF_RECORD_MMAP3 stream, an index of address ranges with their load
+ * and unload times, and recovery from the stash after lost records.
+ *
+ * Records come from one ring per CPU.  A poll drains every ring into one
+ * batch and applies it in time order, so that a program loaded on one CPU
+ * and unloaded on another is seen in that order.  Loads come from
+ * PERF_RECORD_MMAP3 (one record per function), unloads from
+ * PERF_RECORD_BPF_EVENT PERF_BPF_EVENT_PROG_UNLOAD (one per program, sent
+ * where bpfstash sets meta.unload_time).  Times are CLOCK_BOOTTIME, the
+ * clock of meta.load_time and meta.unload_time, so that what the records
+ * say and what recovery reads from the stash agree.
+ *
+ * The index is an array of ranges sorted by (start, load time), searched
+ * by bisection; a range belongs to a program, which holds the times.
+ * Ranges of programs that held the same address at different times sit
+ * side by side, and the time picks one.  New ranges wait in a small
+ * unsorted array that is sorted and merged in before the next lookup.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include "internal.h"
+
+/*
+ * The record and the attr bit added by the kernel's PERF_RECORD_MMAP3
+ * patch (include/uapi/linux/perf_event.h there): repeated here so that the
+ * library builds against any distribution's headers.  They are ABI.
+ */
+#define BST_PERF_RECORD_MMAP3		22
+#define BST_MMAP3_STASHED		(1U << 0)
+#define BST_ATTR_FLAGS_OFF		40	/* the u64 of bit fields */
+#define BST_ATTR_MMAP3_BIT		38	/* after sigtrap */
+
+struct bst_mmap3 {
+	struct perf_event_header header;
+	uint64_t addr;
+	uint64_t len;
+	uint32_t id;
+	uint32_t flags;
+	uint16_t type;
+	uint16_t func_idx;
+	uint8_t hash_size;
+	uint8_t __reserved_1;
+	uint16_t __reserved_2;
+	uint8_t hash[20];
+	uint32_t __reserved_3;
+	/* char name[], then sample_id: u64 time */
+};
+
+struct bst_bpf_event {
+	struct perf_event_header header;
+	uint16_t type;
+	uint16_t flags;
+	uint32_t id;
+	uint8_t tag[8];
+	/* sample_id: u64 time */
+};
+
+struct bst_lost {
+	struct perf_event_header header;
+	uint64_t id;
+	uint64_t lost;
+	/* sample_id: u64 time */
+};
+
+_Static_assert(offsetof(struct perf_event_attr, read_format) + 8 == BST_ATTR_FLAGS_OFF,
+	       "perf_event_attr layout");
+_Static_assert(sizeof(struct bst_mmap3) == 64, "PERF_RECORD_MMAP3 layout");
+
+/* A program, as the index knows it: the public view plus its storage. */
+struct bst_prog {
+	struct bpfstash_agent_prog pub;
+	struct bpfstash_agent_func *funcs;	/* pub.funcs, by index */
+	uint32_t funcs_cap;
+	bool announced;			/* its load event was emitted */
+	bool in_id_map;
+	struct bpfstash_entry *entry;	/* loaded on the first line lookup */
+	int entry_err;
+};
+
+struct bst_range {
+	uint64_t start;
+	uint64_t end;
+	struct bst_prog *prog;
+	uint32_t func;
+};
+
+struct bst_ring {
+	int fd;
+	void *base;
+	size_t data_size;
+	uint64_t lost;		/* the event's lost count (PERF_FORMAT_LOST), as last read */
+};
+
+#ifndef PERF_FORMAT_LOST
+#define PERF_FORMAT_LOST (1U << 4)
+#endif
+
+struct bpfstash_agent {
+	struct bpfstash_agent_opts opts;
+	char *root;
+	struct bpfstash *stash;		/* opened on first use */
+	int epfd;
+	struct bst_ring *rings;
+	int nr_rings;
+	/* Batch of records of one poll, copied out of the rings. */
+	uint8_t *batch;
+	size_t batch_len, batch_cap;
+	/* The index. */
+	struct bst_range *ranges, *pending;
+	size_t nr_ranges, cap_ranges, nr_pending, cap_pending;
+	uint64_t max_len;
+	struct bst_prog **progs;	/* every program, in arrival order */
+	size_t nr_progs, cap_progs;
+	struct bst_prog **fresh;	/* programs whose load is not announced yet */
+	size_t nr_fresh, cap_fresh;
+	void *by_hash;			/* tsearch: stashed programs by hash */
+	void *by_id;			/* tsearch: loaded programs by id */
+	struct bpfstash_agent_stats stats;
+	uint64_t lost_unrecovered;	/* records lost since the last recovery */
+	bool settle;			/* look at the stash once more after a recovery */
+};
+
+static int prog_hash_cmp(const void *a, const void *b)
+{
+	const struct bst_prog *x = a, *y = b;
+
+	return memcmp(x->pub.hash, y->pub.hash, BPFSTASH_HEX_LEN);
+}
+
+static int prog_id_cmp(const void *a, const void *b)
+{
+	const struct bst_prog *x = a, *y = b;
+
+	return x->pub.id < y->pub.id ? -1 : x->pub.id > y->pub.id;
+}
+
+static struct bst_prog *find_hash(struct bpfstash_agent *a, const char *hex)
+{
+	struct bst_prog key;
+	void **p;
+
+	memcpy(key.pub.hash, hex, sizeof(key.pub.hash));
+	p = tfind(&key, &a->by_hash, prog_hash_cmp);
+	return p ? *p : NULL;
+}
+
+static struct bst_prog *find_id(struct bpfstash_agent *a, uint32_t id)
+{
+	struct bst_prog key;
+	void **p;
+
+	key.pub.id = id;
+	p = tfind(&key, &a->by_id, prog_id_cmp);
+	return p ? *p : NULL;
+}
+
+static void emit(struct bpfstash_agent *a, const struct bpfstash_agent_event *ev)
+{
+	if (a->opts.event_fn)
+		a->opts.event_fn(ev, a->opts.ctx);
+}
+
+static void announce(struct bpfstash_agent *a, struct bst_prog *p)
+{
+	struct bpfstash_agent_event ev = {
+		.type = BPFSTASH_AGENT_LOAD,
+		.time = p->pub.load_time,
+		.prog = &p->pub,
+	};
+
+	if (p->announced)
+		return;
+	p->announced = true;
+	emit(a, &ev);
+}
+
+static struct bst_prog *prog_new(struct bpfstash_agent *a)
+{
+	struct bst_prog *p, **progs;
+
+	if (a->nr_progs == a->cap_progs) {
+		size_t cap = a->cap_progs ? a->cap_progs * 2 : 64;
+
+		progs = realloc(a->progs, cap * sizeof(*progs));
+		if (!progs)
+			return NULL;
+		a->progs = progs;
+		a->cap_progs = cap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	a->progs[a->nr_progs++] = p;
+	a->stats.programs++;
+	if (a->nr_fresh == a->cap_fresh) {
+		size_t cap = a->cap_fresh ? a->cap_fresh * 2 : 64;
+
+		progs = realloc(a->fresh, cap * sizeof(*progs));
+		if (!progs)
+			return p;	/* announced at its unload, or never: no harm */
+		a->fresh = progs;
+		a->cap_fresh = cap;
+	}
+	a->fresh[a->nr_fresh++] = p;
+	return p;
+}
+
+static int id_map_add(struct bpfstash_agent *a, struct bst_prog *p)
+{
+	struct bst_prog *old = find_id(a, p->pub.id);
+
+	/* An id is only reused once its program is gone. */
+	if (old && old != p) {
+		tdelete(old, &a->by_id, prog_id_cmp);
+		old->in_id_map = false;
+	}
+	if (!tsearch(p, &a->by_id, prog_id_cmp))
+		return -ENOMEM;
+	p->in_id_map = true;
+	return 0;
+}
+
+static void id_map_del(struct bpfstash_agent *a, struct bst_prog *p)
+{
+	if (p->in_id_map)
+		tdelete(p, &a->by_id, prog_id_cmp);
+	p->in_id_map = false;
+}
+
+/* Add function @func [@addr, @addr + @len) named @name to @p and the index. */
+static int prog_add_func(struct bpfstash_agent *a, struct bst_prog *p, uint32_t func,
+			 uint64_t addr, uint64_t len, const char *name)
+{
+	struct bpfstash_agent_func *f;
+	struct bst_range *r;
+	uint32_t i;
+
+	if (func >= BPFSTASH_MAX_FUNCS || !len || len > UINT32_MAX || addr + len < addr)
+		return -EBADMSG;
+	for (i = 0; i < p->pub.nr_funcs; i++)
+		if (p->funcs[i].index == func)
+			return 0;	/* seen already (recovered, then its record) */
+	if (p->pub.nr_funcs == p->funcs_cap) {
+		uint32_t cap = p->funcs_cap ? p->funcs_cap * 2 : 1;
+
+		f = realloc(p->funcs, cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		p->funcs = f;
+		p->funcs_cap = cap;
+	}
+	if (a->nr_pending == a->cap_pending) {
+		size_t cap = a->cap_pending ? a->cap_pending * 2 : 256;
+
+		r = realloc(a->pending, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		a->pending = r;
+		a->cap_pending = cap;
+	}
+	f = &p->funcs[p->pub.nr_funcs];
+	memset(f, 0, sizeof(*f));
+	f->index = func;
+	f->addr = addr;
+	f->len = len;
+	f->name = strdup(name);
+	if (!f->name)
+		return -ENOMEM;
+	/* Keep the functions in index order, as the entry has them. */
+	for (i = p->pub.nr_funcs; i > 0 && p->funcs[i - 1].index > func; i--) {
+		struct bpfstash_agent_func t = p->funcs[i - 1];
+
+		p->funcs[i - 1] = p->funcs[i];
+		p->funcs[i] = t;
+	}
+	p->pub.nr_funcs++;
+	p->pub.funcs = p->funcs;
+
+	r = &a->pending[a->nr_pending++];
+	r->start = addr;
+	r->end = addr + len;
+	r->prog = p;
+	r->func = func;
+	if (len > a->max_len)
+		a->max_len = len;
+	a->stats.ranges++;
+	return 0;
+}
+
+static int range_cmp(const void *x, const void *y)
+{
+	const struct bst_range *a = x, *b = y;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->prog->pub.load_time != b->prog->pub.load_time)
+		return a->prog->pub.load_time < b->prog->pub.load_time ? -1 : 1;
+	return 0;
+}
+
+/* Sort the new ranges and merge them into the index. */
+static int index_merge(struct bpfstash_agent *a)
+{
+	size_t i, j, k, n;
+	struct bst_range *out;
+
+	if (!a->nr_pending)
+		return 0;
+	qsort(a->pending, a->nr_pending, sizeof(*a->pending), range_cmp);
+	n = a->nr_ranges + a->nr_pending;
+	if (n > a->cap_ranges) {
+		size_t cap = a->cap_ranges ? a->cap_ranges : 1024;
+
+		while (cap < n)
+			cap *= 2;
+		out = realloc(a->ranges, cap * sizeof(*out));
+		if (!out)
+			return -ENOMEM;
+		a->ranges = out;
+		a->cap_ranges = cap;
+	}
+	/* Merge from the back, in place. */
+	i = a->nr_ranges;
+	j = a->nr_pending;
+	k = n;
+	while (j > 0) {
+		if (i > 0 && range_cmp(&a->ranges[i - 1], &a->pending[j - 1]) > 0)
+			a->ranges[--k] = a->ranges[--i];
+		else
+			a->ranges[--k] = a->pending[--j];
+	}
+	a->nr_ranges = n;
+	a->nr_pending = 0;
+	return 0;
+}
+
+/* Whether @p held its code at @time (0: now, i.e. it is still loaded). */
+static bool prog_at(const struct bst_prog *p, uint64_t time)
+{
+	if (!time)
+		return !p->pub.unload_time;
+	return p->pub.load_time <= time && (!p->pub.unload_time || time < p->pub.unload_time);
+}
+
+/* The first range in [lo, hi) whose start is above @addr (or at or above it: @incl). */
+static size_t first_after(const struct bst_range *r, size_t lo, size_t hi, uint64_t addr, bool incl)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (incl ? r[mid].start < addr : r[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int bpfstash_agent_resolve(struct bpfstash_agent *a, uint64_t addr, uint64_t time,
+			   struct bpfstash_agent_sym *sym)
+{
+	const struct bst_range *rs;
+	size_t hi;
+	int err;
+
+	memset(sym, 0, sizeof(*sym));
+	err = index_merge(a);
+	if (err)
+		return err;
+	rs = a->ranges;
+	hi = first_after(rs, 0, a->nr_ranges, addr, false);
+	/*
+	 * Walk back over the starts close enough to hold @addr, one start at
+	 * a time.  The ranges at one start are in load order, and programs
+	 * held it one after the other: the last one loaded at or before
+	 * @time is the only one that can have held it then (with no time,
+	 * the last one loaded).  A reused address costs a bisection, not a
+	 * walk over every program that ever sat there.
+	 */
+	while (hi > 0) {
+		uint64_t start = rs[hi - 1].start;
+		size_t g0, c;
+
+		if (addr - start >= a->max_len)
+			break;
+		g0 = first_after(rs, 0, hi, start, true);
+		if (time) {
+			size_t lo = g0, h = hi;
+
+			while (lo < h) {
+				size_t mid = lo + (h - lo) / 2;
+
+				if (rs[mid].prog->pub.load_time <= time)
+					lo = mid + 1;
+				else
+					h = mid;
+			}
+			if (lo == g0) {
+				hi = g0;
+				continue;
+			}
+			c = lo - 1;
+		} else {
+			c = hi - 1;
+		}
+		if (addr < rs[c].end && prog_at(rs[c].prog, time)) {
+			const struct bst_prog *p = rs[c].prog;
+			uint32_t i;
+
+			sym->prog = &p->pub;
+			for (i = 0; i < p->pub.nr_funcs; i++)
+				if (p->funcs[i].index == rs[c].func)
+					sym->func = &p->funcs[i];
+			sym->offset = addr - rs[c].start;
+			return 0;
+		}
+		hi = g0;
+	}
+	return -ENOENT;
+}
+
+static int open_stash(struct bpfstash_agent *a)
+{
+	if (a->stash)
+		return 0;
+	return bpfstash_open(a->root, &a->stash);
+}
+
+int bpfstash_agent_resolve_line(struct bpfstash_agent *a, const struct bpfstash_agent_sym *sym,
+				const struct bpfstash_entry **entry, struct bpfstash_location *loc)
+{
+	struct bst_prog *p;
+
+	if (!sym->prog || !sym->func)
+		return -EINVAL;
+	p = (struct bst_prog *)sym->prog;
+	if (!p->pub.stashed)
+		return -ENODATA;
+	if (!p->entry && !p->entry_err) {
+		p->entry_err = open_stash(a);
+		if (!p->entry_err)
+			p->entry_err = bpfstash_entry_load(a->stash, p->pub.hash, 0, &p->entry);
+	}
+	if (p->entry_err)
+		return p->entry_err;
+	if (entry)
+		*entry = p->entry;
+	return bpfstash_entry_resolve(p->entry, sym->func->addr + sym->offset, loc);
+}
+
+/* "bpf_prog_<16 hex>_<name>": the tag and the program's name. */
+static void parse_ksym(struct bst_prog *p, const char *ksym)
+{
+	static const char pre[] = "bpf_prog_";
+	const char *s = ksym + sizeof(pre) - 1;
+	int i;
+
+	if (strncmp(ksym, pre, sizeof(pre) - 1) || strlen(s) < 16)
+		return;
+	for (i = 0; i < 8; i++) {
+		unsigned int b;
+
+		if (sscanf(s + 2 * i, "%2x", &b) != 1)
+			return;
+		p->pub.tag[i] = b;
+	}
+	if (s[16] == '_')
+		snprintf(p->pub.name, sizeof(p->pub.name), "%.*s",
+			 (int)sizeof(p->pub.name) - 1, s + 17);
+}
+
+static uint64_t record_time(const struct perf_event_header *h)
+{
+	uint64_t t;
+
+	memcpy(&t, (const uint8_t *)h + h->size - sizeof(t), sizeof(t));
+	return t;
+}
+
+static int on_mmap3(struct bpfstash_agent *a, const struct perf_event_header *h)
+{
+	const struct bst_mmap3 *m = (const void *)h;
+	size_t name_max = h->size - sizeof(*m) - sizeof(uint64_t);
+	char name[512], hex[BPFSTASH_HEX_LEN + 1] = "";
+	bool stashed = m->flags & BST_MMAP3_STASHED;
+	struct bst_prog *p;
+	int err;
+
+	if (h->size < sizeof(*m) + sizeof(uint64_t))
+		return -EBADMSG;
+	if (m->type != PERF_RECORD_KSYMBOL_TYPE_BPF)
+		return 0;
+	snprintf(name, sizeof(name), "%.*s", (int)name_max, (const char *)(m + 1));
+	if (stashed) {
+		if (m->hash_size != BPFSTASH_HASH_SIZE)
+			return -EBADMSG;
+		bpfstash_hash_format(m->hash, hex);
+	}
+	a->stats.records++;
+
+	p = find_id(a, m->id);
+	if (p && (stashed ? strcmp(p->pub.hash, hex) : p->pub.stashed))
+		p = NULL;	/* another program under a reused id */
+	if (!p && stashed) {
+		p = find_hash(a, hex);	/* recovered before its records came */
+		/*
+		 * The same content loaded again at the same address has the
+		 * same hash (the kernel reuses the entry): a new program.
+		 */
+		if (p && p->pub.id != m->id) {
+			tdelete(p, &a->by_hash, prog_hash_cmp);
+			p = NULL;
+		}
+	}
+	if (!p) {
+		p = prog_new(a);
+		if (!p)
+			return -ENOMEM;
+		p->pub.id = m->id;
+		p->pub.stashed = stashed;
+		p->pub.flags = m->flags;
+		p->pub.load_time = record_time(h);
+		p->pub.source = BPFSTASH_AGENT_FROM_RECORD;
+		memcpy(p->pub.hash, hex, sizeof(hex));
+		if (stashed && !tsearch(p, &a->by_hash, prog_hash_cmp))
+			return -ENOMEM;
+		err = id_map_add(a, p);
+		if (err)
+			return err;
+	}
+	/* Function 0 is the program: its name holds the program's tag and name. */
+	if (m->func_idx == 0 && p->pub.source == BPFSTASH_AGENT_FROM_RECORD)
+		parse_ksym(p, name);
+	return prog_add_func(a, p, m->func_idx, m->addr, m->len, name);
+}
+
+static void prog_unloaded(struct bpfstash_agent *a, struct bst_prog *p, uint64_t time,
+			  bool recovered)
+{
+	struct bpfstash_agent_event ev = {
+		.type = BPFSTASH_AGENT_UNLOAD,
+		.time = time,
+		.prog = &p->pub,
+		.recovered = recovered,
+	};
+
+	announce(a, p);
+	p->pub.unload_time = time;
+	id_map_del(a, p);
+	emit(a, &ev);
+}
+
+static int on_bpf_event(struct bpfstash_agent *a, const struct perf_event_header *h)
+{
+	const struct bst_bpf_event *b = (const void *)h;
+	struct bst_prog *p;
+
+	if (h->size < sizeof(*b) + sizeof(uint64_t))
+		return -EBADMSG;
+	if (b->type != PERF_BPF_EVENT_PROG_UNLOAD)
+		return 0;
+	a->stats.records++;
+	p = find_id(a, b->id);
+	if (!p) {
+		/* Loaded before the agent, not JITed, or recorded nowhere. */
+		a->stats.unknown_unloads++;
+		return 0;
+	}
+	prog_unloaded(a, p, record_time(h), false);
+	return 0;
+}
+
+static int apply(struct bpfstash_agent *a, const struct perf_event_header *h)
+{
+	switch (h->type) {
+	case BST_PERF_RECORD_MMAP3:
+		return on_mmap3(a, h);
+	case PERF_RECORD_BPF_EVENT:
+		return on_bpf_event(a, h);
+	case PERF_RECORD_LOST:
+		if (h->size < sizeof(struct bst_lost))
+			return -EBADMSG;
+		/*
+		 * Our own rings' losses are read from their counters (drain()),
+		 * which know them at once: a LOST record only comes with the
+		 * next record the ring has room for.
+		 */
+		if (a->nr_rings)
+			return 0;
+		a->stats.lost += ((const struct bst_lost *)h)->lost;
+		a->lost_unrecovered += ((const struct bst_lost *)h)->lost;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Index the stash's entries that the records did not bring, and close the
+ * programs whose unload record was lost: the stash holds both times.
+ */
+static int scan_stash(struct bpfstash_agent *a, enum bpfstash_agent_source source,
+		      uint32_t *loads, uint32_t *unloads)
+{
+	char **names;
+	size_t n, i;
+	int err;
+
+	*loads = *unloads = 0;
+	err = open_stash(a);
+	if (err)
+		return err;
+	err = bpfstash_list(a->stash, &names, &n);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		struct bst_prog *p = find_hash(a, names[i]);
+		const struct bpfstash_meta *m;
+		struct bpfstash_entry *e;
+		uint32_t f;
+
+		if (p && p->pub.unload_time)
+			continue;	/* nothing left to learn */
+		if (bpfstash_entry_load(a->stash, names[i], p ? BPFSTASH_LOAD_META : 0, &e))
+			continue;	/* deleted meanwhile, or unreadable: no answer */
+		m = bpfstash_entry_meta(e);
+		if (p) {
+			if (m->unload_time) {
+				prog_unloaded(a, p, m->unload_time, true);
+				++*unloads;
+			}
+			bpfstash_entry_free(e);
+			continue;
+		}
+		p = prog_new(a);
+		if (!p) {
+			bpfstash_entry_free(e);
+			err = -ENOMEM;
+			break;
+		}
+		p->pub.id = m->prog_id;
+		p->pub.stashed = true;
+		p->pub.flags = BST_MMAP3_STASHED;
+		p->pub.load_time = m->load_time;
+		p->pub.unload_time = m->unload_time;
+		p->pub.source = source;
+		memcpy(p->pub.hash, names[i], sizeof(p->pub.hash));
+		memcpy(p->pub.tag, m->content.tag, sizeof(p->pub.tag));
+		snprintf(p->pub.name, sizeof(p->pub.name), "%.*s", BPFSTASH_NAME_LEN,
+			 m->content.name);
+		for (f = 0; f < bpfstash_entry_nr_funcs(e) && !err; f++) {
+			const struct bpfstash_func *fn = bpfstash_entry_func(e, f);
+
+			err = prog_add_func(a, p, f, fn->addr, fn->len,
+					    bpfstash_entry_func_name(e, f));
+		}
+		bpfstash_entry_free(e);
+		if (!err && !tsearch(p, &a->by_hash, prog_hash_cmp))
+			err = -ENOMEM;
+		if (!err && !p->pub.unload_time)
+			err = id_map_add(a, p);
+		if (err)
+			break;
+		announce(a, p);
+		++*loads;
+		if (p->pub.unload_time) {
+			struct bpfstash_agent_event ev = {
+				.type = BPFSTASH_AGENT_UNLOAD,
+				.time = p->pub.unload_time,
+				.prog = &p->pub,
+				.recovered = true,
+			};
+
+			emit(a, &ev);
+			++*unloads;
+		}
+	}
+	bpfstash_names_free(names);
+	return err;
+}
+
+int bpfstash_agent_recover(struct bpfstash_agent *a)
+{
+	struct bpfstash_agent_event ev = { .type = BPFSTASH_AGENT_RECOVERED };
+	struct timespec ts;
+	int err;
+
+	err = scan_stash(a, BPFSTASH_AGENT_FROM_RECOVERY, &ev.loads, &ev.unloads);
+	if (err)
+		return err;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	ev.time = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	ev.lost = a->lost_unrecovered;
+	a->lost_unrecovered = 0;
+	a->stats.recoveries++;
+	a->stats.recovered_loads += ev.loads;
+	a->stats.recovered_unloads += ev.unloads;
+	emit(a, &ev);
+	return 0;
+}
+
+/* Copy every ring's records into the batch; returns how many. */
+static int drain(struct bpfstash_agent *a)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int i, n = 0;
+
+	for (i = 0; i < a->nr_rings; i++) {
+		struct bst_ring *r = &a->rings[i];
+		struct perf_event_mmap_page *pc = r->base;
+		uint8_t *data = (uint8_t *)r->base + page;
+		uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = pc->data_tail;
+
+		while (tail < head) {
+			struct perf_event_header hdr;
+			size_t off = tail % r->data_size, first;
+			uint8_t *dst;
+
+			first = r->data_size - off;
+			if (first >= sizeof(hdr)) {
+				memcpy(&hdr, data + off, sizeof(hdr));
+			} else {
+				memcpy(&hdr, data + off, first);
+				memcpy((uint8_t *)&hdr + first, data, sizeof(hdr) - first);
+			}
+			if (hdr.size < sizeof(hdr) || hdr.size > head - tail)
+				break;	/* cannot happen: the kernel writes whole records */
+			if (a->batch_len + hdr.size > a->batch_cap) {
+				size_t cap = a->batch_cap ? a->batch_cap * 2 : 65536;
+
+				while (cap < a->batch_len + hdr.size)
+					cap *= 2;
+				dst = realloc(a->batch, cap);
+				if (!dst)
+					return -ENOMEM;
+				a->batch = dst;
+				a->batch_cap = cap;
+			}
+			dst = a->batch + a->batch_len;
+			if (first >= hdr.size) {
+				memcpy(dst, data + off, hdr.size);
+			} else {
+				memcpy(dst, data + off, first);
+				memcpy(dst + first, data, hdr.size - first);
+			}
+			a->batch_len += hdr.size;
+			tail += hdr.size;
+			n++;
+		}
+		__atomic_store_n(&pc->data_tail, tail, __ATOMIC_RELEASE);
+		/*
+		 * Records dropped until now are counted now: their entries are
+		 * already in the stash (the kernel makes an entry visible before
+		 * it emits the record), so the recovery that follows finds them.
+		 */
+		{
+			uint64_t v[2];
+
+			if (read(r->fd, v, sizeof(v)) == sizeof(v) && v[1] > r->lost) {
+				a->stats.lost += v[1] - r->lost;
+				a->lost_unrecovered += v[1] - r->lost;
+				r->lost = v[1];
+			}
+		}
+	}
+	return n;
+}
+
+struct bst_rec {
+	uint64_t time;
+	size_t off;
+};
+
+static int rec_cmp(const void *x, const void *y)
+{
+	const struct bst_rec *a = x, *b = y;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return a->off < b->off ? -1 : a->off > b->off;	/* stable: ring order */
+}
+
+/* Apply the batch in time order, then announce, then recover if needed. */
+static int process(struct bpfstash_agent *a)
+{
+	struct bst_rec *recs = NULL;
+	size_t off, n = 0, i;
+	int err = 0, ret;
+
+	for (off = 0; off < a->batch_len; off += ((struct perf_event_header *)(a->batch + off))->size)
+		n++;
+	if (n) {
+		recs = malloc(n * sizeof(*recs));
+		if (!recs)
+			return -ENOMEM;
+	}
+	for (off = 0, i = 0; off < a->batch_len; i++) {
+		const struct perf_event_header *h = (const void *)(a->batch + off);
+
+		recs[i].time = h->size >= sizeof(*h) + 8 ? record_time(h) : 0;
+		recs[i].off = off;
+		off += h->size;
+	}
+	if (n)
+		qsort(recs, n, sizeof(*recs), rec_cmp);
+	for (i = 0; i < n; i++) {
+		ret = apply(a, (const void *)(a->batch + recs[i].off));
+		if (ret == -EBADMSG)
+			a->stats.bad_records++;
+		else if (ret && !err)
+			err = ret;
+	}
+	free(recs);
+	a->batch_len = 0;
+	for (i = 0; i < a->nr_fresh; i++)
+		announce(a, a->fresh[i]);
+	a->nr_fresh = 0;
+	if (a->lost_unrecovered) {
+		struct bpfstash_agent_event ev = {
+			.type = BPFSTASH_AGENT_LOST,
+			.lost = a->lost_unrecovered,
+		};
+		struct timespec ts;
+
+		clock_gettime(CLOCK_BOOTTIME, &ts);
+		ev.time = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		emit(a, &ev);
+		ret = bpfstash_agent_recover(a);
+		if (ret && !err)
+			err = ret;
+		a->settle = true;
+	} else if (a->settle) {
+		uint32_t l, u;
+
+		/*
+		 * The kernel marks an entry unloaded just after it sends the
+		 * unload record: a record lost in that instant is learnt here,
+		 * one poll later.
+		 */
+		a->settle = false;
+		ret = scan_stash(a, BPFSTASH_AGENT_FROM_RECOVERY, &l, &u);
+		a->stats.recovered_loads += l;
+		a->stats.recovered_unloads += u;
+		if (ret && !err)
+			err = ret;
+	}
+	if (!err)
+		err = index_merge(a);
+	return err ? err : (int)n;
+}
+
+int bpfstash_agent_feed(struct bpfstash_agent *a, const struct perf_event_header *rec)
+{
+	uint8_t *b;
+
+	if (rec->size < sizeof(*rec) || rec->size % 8)
+		return -EINVAL;
+	if (a->batch_len + rec->size > a->batch_cap) {
+		size_t cap = a->batch_cap ? a->batch_cap * 2 : 65536;
+
+		while (cap < a->batch_len + rec->size)
+			cap *= 2;
+		b = realloc(a->batch, cap);
+		if (!b)
+			return -ENOMEM;
+		a->batch = b;
+		a->batch_cap = cap;
+	}
+	memcpy(a->batch + a->batch_len, rec, rec->size);
+	a->batch_len += rec->size;
+	return 0;
+}
+
+int bpfstash_agent_poll(struct bpfstash_agent *a, int timeout_ms)
+{
+	struct epoll_event evs[8];
+	int err;
+
+	if (a->nr_rings && timeout_ms) {
+		err = epoll_wait(a->epfd, evs, 8, timeout_ms);
+		if (err < 0 && errno != EINTR)
+			return -errno;
+	}
+	err = drain(a);
+	if (err < 0)
+		return err;
+	return process(a);
+}
+
+void bpfstash_agent_attr(struct perf_event_attr *attr)
+{
+	uint64_t bits;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_DUMMY;
+	attr->sample_type = PERF_SAMPLE_TIME;
+	attr->read_format = PERF_FORMAT_LOST;
+	attr->sample_id_all = 1;
+	attr->bpf_event = 1;
+	attr->watermark = 1;
+	attr->wakeup_watermark = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_BOOTTIME;
+	memcpy(&bits, (uint8_t *)attr + BST_ATTR_FLAGS_OFF, sizeof(bits));
+	bits |= 1ull << BST_ATTR_MMAP3_BIT;
+	memcpy((uint8_t *)attr + BST_ATTR_FLAGS_OFF, &bits, sizeof(bits));
+}
+
+static int open_rings(struct bpfstash_agent *a)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t pages = a->opts.ring_pages ? a->opts.ring_pages : 64;
+	struct perf_event_attr attr;
+	int cpu, ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (pages & (pages - 1))
+		return -EINVAL;
+	if (ncpu < 1)
+		ncpu = 1;
+	a->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (a->epfd < 0)
+		return -errno;
+	a->rings = calloc(ncpu, sizeof(*a->rings));
+	if (!a->rings)
+		return -ENOMEM;
+	bpfstash_agent_attr(&attr);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		struct bst_ring *r = &a->rings[a->nr_rings];
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		r->fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (r->fd < 0) {
+			if (errno == ENODEV || (errno == EINVAL && cpu > 0))
+				continue;	/* an offline or absent CPU */
+			return -errno;
+		}
+		r->data_size = pages * page;
+		r->base = mmap(NULL, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       r->fd, 0);
+		if (r->base == MAP_FAILED) {
+			int err = -errno;
+
+			close(r->fd);
+			return err;
+		}
+		ev.data.u32 = a->nr_rings;
+		if (epoll_ctl(a->epfd, EPOLL_CTL_ADD, r->fd, &ev))
+			return -errno;
+		a->nr_rings++;
+	}
+	return a->nr_rings ? 0 : -ENODEV;
+}
+
+int bpfstash_agent_open(const struct bpfstash_agent_opts *opts, struct bpfstash_agent **out)
+{
+	struct bpfstash_agent *a;
+	uint32_t l, u;
+	int err;
+
+	*out = NULL;
+	if (opts && opts->sz < offsetof(struct bpfstash_agent_opts, ctx) + sizeof(void *))
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->epfd = -1;
+	if (opts)
+		memcpy(&a->opts, opts, opts->sz < sizeof(a->opts) ? opts->sz : sizeof(a->opts));
+	a->opts.sz = sizeof(a->opts);
+	a->root = strdup(a->opts.root ? a->opts.root : BPFSTASH_DEFAULT_ROOT);
+	if (!a->root) {
+		free(a);
+		return -ENOMEM;
+	}
+	a->opts.root = a->root;
+	err = 0;
+	if (!(a->opts.flags & BPFSTASH_AGENT_NO_RINGS))
+		err = open_rings(a);
+	/* Rings first, then the scan: a program loaded between is in one of them. */
+	if (!err && (a->opts.flags & BPFSTASH_AGENT_SCAN))
+		err = scan_stash(a, BPFSTASH_AGENT_FROM_SCAN, &l, &u);
+	if (!err)
+		err = index_merge(a);
+	if (err) {
+		bpfstash_agent_close(a);
+		return err;
+	}
+	*out = a;
+	return 0;
+}
+
+static void noop_free(void *p)
+{
+}
+
+void bpfstash_agent_close(struct bpfstash_agent *a)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t i;
+	int r;
+
+	if (!a)
+		return;
+	for (r = 0; r < a->nr_rings; r++) {
+		munmap(a->rings[r].base, a->rings[r].data_size + page);
+		close(a->rings[r].fd);
+	}
+	free(a->rings);
+	if (a->epfd >= 0)
+		close(a->epfd);
+	tdestroy(a->by_hash, noop_free);
+	tdestroy(a->by_id, noop_free);
+	for (i = 0; i < a->nr_progs; i++) {
+		uint32_t f;
+
+		for (f = 0; f < a->progs[i]->pub.nr_funcs; f++)
+			free((char *)a->progs[i]->funcs[f].name);
+		bpfstash_entry_free(a->progs[i]->entry);
+		free(a->progs[i]->funcs);
+		free(a->progs[i]);
+	}
+	free(a->progs);
+	free(a->fresh);
+	free(a->ranges);
+	free(a->pending);
+	free(a->batch);
+	bpfstash_close(a->stash);
+	free(a->root);
+	free(a);
+}
+
+int bpfstash_agent_fd(const struct bpfstash_agent *a)
+{
+	return a->epfd;
+}
+
+void bpfstash_agent_get_stats(const struct bpfstash_agent *a, struct bpfstash_agent_stats *stats)
+{
+	*stats = a->stats;
+}
