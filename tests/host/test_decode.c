@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "libbpfstash.h"
@@ -402,11 +403,109 @@ static void test_archive(void **state)
 	free(none.p);
 }
 
+/*
+ * A frame that names its entry (perf script's DSO, /sys/fs/bpfstash/HASH)
+ * is resolved in that entry: at an address two entries shared, without a
+ * time.  Without the entry at hand, debuginfod serves its ELF file (what
+ * bpfstash export writes), whose line table gives the same file:line:col
+ * for every address of the entry, and for a symbol and offset.
+ */
+static void test_debuginfod(void **state)
+{
+	struct scene *sc = *state;
+	const struct bpfstash_entry *tiny = sc->e[0], *sub = sc->e[2];
+	const char *d = sc->dir, *th = sc->fx[0].hash, *sh2 = sc->fx[2].hash;
+	struct buf in = {}, want = {}, local = {};
+	char srv[128], t[1024], a[2048], env[256];
+	uint32_t i, off;
+	int port = 20000 + getpid() % 20000, tries;
+
+	/* by hash, locally: the shared address is tiny's, as its DSO says */
+	snprintf(t, sizeof(t), "\t%llx [unknown] (/sys/fs/bpfstash/%s)",
+		 (unsigned long long)sc->shared, th);
+	note(tiny, sc->shared, false, a, sizeof(a));
+	line(&in, &local, t, a, "\n");
+	check_decode(sc, &in, &local, "");
+	in.len = local.len = 0;
+
+	if (sh("command -v debuginfod > /dev/null && command -v debuginfod-find > /dev/null")) {
+		free(in.p);
+		free(local.p);
+		print_message("debuginfod is not installed (apt-get install debuginfod)\n");
+		skip();
+	}
+	snprintf(srv, sizeof(srv), "%s.srv", d);
+	assert_int_equal(sh("rm -rf %s && mkdir -p %s/empty %s/exp && " BPFSTASH_BIN
+			    " --root %s export %s %s --to %s/exp > /dev/null", srv, srv, srv, d, th,
+			    sh2, srv), 0);
+	assert_int_equal(sh("cd %s && { debuginfod -d db.sqlite -p %d -F -t 1 exp > log 2>&1 & "
+			    "echo $! > pid; }", srv, port), 0);
+	for (tries = 0; tries < 60; tries++) {
+		/* A fresh cache each time: the client remembers a miss for 10 min. */
+		if (!sh("DEBUGINFOD_CACHE_PATH=%s/probe%d DEBUGINFOD_URLS=http://127.0.0.1:%d "
+			"debuginfod-find debuginfo %s > /dev/null 2>&1 && "
+			"DEBUGINFOD_CACHE_PATH=%s/probe%d DEBUGINFOD_URLS=http://127.0.0.1:%d "
+			"debuginfod-find debuginfo %s > /dev/null 2>&1", srv, tries, port, th, srv,
+			tries, port, sh2))
+			break;
+		usleep(250000);
+	}
+	if (tries == 60) {
+		(void)!sh("kill $(cat %s/pid); tail -n 3 %s/log >&2", srv, srv);
+		fail_msg("debuginfod on 127.0.0.1:%d never served the entries", port);
+	}
+	/* every 5th byte of subprogs' functions, and tiny's first, by address */
+	for (i = 0; i < bpfstash_entry_nr_funcs(sub); i++) {
+		const struct bpfstash_func *fn = bpfstash_entry_func(sub, i);
+
+		for (off = 0; off < fn->len; off += 5) {
+			snprintf(t, sizeof(t), "\t%llx [unknown] (/sys/fs/bpfstash/%s)",
+				 (unsigned long long)fn->addr + off, sh2);
+			note(sub, fn->addr + off, false, a, sizeof(a));
+			line(&in, &want, t, a, "\n");
+		}
+	}
+	/* by symbol and offset */
+	snprintf(t, sizeof(t), "\tffffffff %s+0x8 (/sys/fs/bpfstash/%s)",
+		 bpfstash_entry_func_name(tiny, 0), th);
+	/* (not an address: 8 digits) */
+	note(tiny, bpfstash_entry_func(tiny, 0)->addr + 8, false, a, sizeof(a));
+	line(&in, &want, t, a, "\n");
+	/* an entry the server does not have: untouched */
+	snprintf(t, sizeof(t), "\t%llx [unknown] (/sys/fs/bpfstash/%040d)",
+		 (unsigned long long)sc->shared, 0);
+	line(&in, &want, t, "", "\n");
+	snprintf(env, sizeof(env), "http://127.0.0.1:%d", port);
+	setenv("DEBUGINFOD_URLS", env, 1);
+	snprintf(env, sizeof(env), "%s/cache", srv);
+	setenv("DEBUGINFOD_CACHE_PATH", env, 1);
+	{
+		/* an empty stash: everything comes from the server */
+		char root[160];
+		struct scene empty = *sc;
+
+		snprintf(root, sizeof(root), "%s/empty", srv);
+		strcpy(empty.dir, root);
+		check_decode(&empty, &in, &want, "");
+		/* without a server, nothing is annotated */
+		unsetenv("DEBUGINFOD_URLS");
+		local.len = 0;
+		put(&local, in.p, in.len);
+		check_decode(&empty, &in, &local, "");
+	}
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	assert_int_equal(sh("kill $(cat %s/pid) && rm -rf %s", srv, srv), 0);
+	free(in.p);
+	free(want.p);
+	free(local.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_formats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_archive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_debuginfod, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_junk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_at_cli, setup, teardown),
 	};

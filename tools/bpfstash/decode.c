@@ -91,6 +91,63 @@ static size_t count_candidates(const struct lookup *a, const struct lookup *b, b
 	return n;
 }
 
+/* The address of frame @f in entry @e: its address, or its symbol's; false if none. */
+static bool frame_addr(const struct bpfstash_entry *e, const struct decode_frame *f,
+		       uint64_t *addr)
+{
+	const struct bpfstash_func *fn;
+	uint32_t i;
+
+	if (f->has_addr) {
+		*addr = f->addr;
+		return true;
+	}
+	for (i = 0; f->has_symbol && i < bpfstash_entry_nr_funcs(e); i++) {
+		fn = bpfstash_entry_func(e, i);
+		if (!strcmp(bpfstash_entry_func_name(e, i), f->symbol) && f->off < fn->len) {
+			*addr = fn->addr + f->off;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A frame that names its entry (perf script's DSO): resolved in that
+ * entry, whenever it was loaded, from the stash, the archive, or else
+ * debuginfod.  False if none of them has the entry.
+ */
+static bool annotate_by_hash(struct decoder *d, const struct decode_frame *f, char *buf,
+			     size_t size)
+{
+	struct bpfstash *sources[] = { d->stash, d->archive.stash };
+	struct bpfstash_location loc;
+	struct bpfstash_entry *e;
+	struct decode_line dl;
+	uint64_t addr;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < 2; i++) {
+		if (!sources[i] || bpfstash_entry_load(sources[i], f->hash, 0, &e))
+			continue;
+		err = frame_addr(e, f, &addr) ? bpfstash_entry_resolve(e, addr, &loc) : -ENOENT;
+		if (!err && loc.has_line)
+			snprintf(buf, size, " %s:%u:%u%s%s", loc.file, loc.line, loc.col,
+				 opts.source ? ": " : "", opts.source ? loc.source : "");
+		else if (!err)
+			snprintf(buf, size, " (%.8s: no line info)", bpfstash_entry_name(e));
+		bpfstash_entry_free(e);
+		return true;	/* the entry, whether or not it holds the frame */
+	}
+	err = decode_debuginfod(f, &dl);
+	if (err)
+		return false;
+	/* The ELF file has the line table, not the source text. */
+	snprintf(buf, size, " %s:%u:%u", dl.file, dl.line, dl.col);
+	return true;
+}
+
 /* The annotation for one frame into @buf ("" if it is no frame of ours). */
 static void annotate(struct decoder *d, const struct decode_frame *f, char *buf, size_t size)
 {
@@ -99,6 +156,8 @@ static void annotate(struct decoder *d, const struct decode_frame *f, char *buf,
 	struct lookup a, b;
 
 	buf[0] = '\0';
+	if (f->has_hash && annotate_by_hash(d, f, buf, size))
+		return;
 	if (f->has_time)
 		when = &f->when;
 	else if (d->perf.clock != BPFSTASH_CLOCK_NONE)

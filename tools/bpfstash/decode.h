@@ -29,6 +29,8 @@ struct decode_frame {
 	uint64_t addr;
 	bool has_time;		/* "[  123.456789]" at the start (after "<N>") */
 	struct bpfstash_resolve_opts when;
+	bool has_hash;		/* ".../bpfstash/HASH" (perf script's DSO): the entry */
+	char hash[BPFSTASH_HEX_LEN + 1];
 };
 
 /* Find the first BPF frame of @line (@len bytes, may hold NULs); false if none. */
@@ -57,5 +59,20 @@ struct decode_archive {
 
 int decode_archive_open(const char *dir, struct decode_archive *ar);
 void decode_archive_close(struct decode_archive *ar);
+
+/* Where a frame is, from the DWARF line table of an entry's ELF file. */
+struct decode_line {
+	char file[1024];
+	unsigned int line;
+	unsigned int col;
+};
+
+/*
+ * The line of frame @f (which has a hash, and an address or a symbol)
+ * from the ELF file debuginfod serves for its hash ($DEBUGINFOD_URLS).
+ * 0, -ENOENT if there is no server or it has no such entry or line, or
+ * another negative errno.
+ */
+int decode_debuginfod(const struct decode_frame *f, struct decode_line *out);
 
 #endif

@@ -191,6 +191,31 @@ static void scan_time(const char *line, size_t len, struct decode_frame *f)
 	f->has_time = !decode_parse_time(line + start, i - start, &f->when);
 }
 
+/*
+ * An entry's hash after "bpfstash/", as perf script prints the DSO of a
+ * sample in a stashed program: (/sys/fs/bpfstash/HASH).
+ */
+static void scan_hash(const char *line, size_t len, struct decode_frame *f)
+{
+	static const char pfx[] = "bpfstash/";
+	size_t i, j, n;
+
+	for (i = 0; i + sizeof(pfx) - 1 + BPFSTASH_HEX_LEN <= len; i++) {
+		if (memcmp(line + i, pfx, sizeof(pfx) - 1))
+			continue;
+		j = i + sizeof(pfx) - 1;
+		for (n = 0; n < BPFSTASH_HEX_LEN && (is_digit(line[j + n]) ||
+						      (line[j + n] >= 'a' && line[j + n] <= 'f')); n++)
+			;
+		if (n != BPFSTASH_HEX_LEN || (j + n < len && is_hex(line[j + n])))
+			continue;
+		memcpy(f->hash, line + j, BPFSTASH_HEX_LEN);
+		f->hash[BPFSTASH_HEX_LEN] = '\0';
+		f->has_hash = true;
+		return;
+	}
+}
+
 bool decode_scan(const char *line, size_t len, struct decode_frame *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -199,5 +224,6 @@ bool decode_scan(const char *line, size_t len, struct decode_frame *f)
 	scan_time(line, len, f);
 	scan_symbol(line, len, f);
 	scan_addr(line, len, f);
+	scan_hash(line, len, f);
 	return f->has_symbol || f->has_addr;
 }
