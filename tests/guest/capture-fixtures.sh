@@ -12,7 +12,7 @@
 #
 #   scripts/vm-run -o build/vm/bench-fixtures -- sh -c \
 #       'CAPTURE_PROGS="insns4096 many" tests/guest/capture-fixtures.sh'
-#   cp -r build/vm/bench-fixtures/fixtures tests/fixtures/bench
+#   rm -rf tests/fixtures/bench && cp -r build/vm/bench-fixtures/fixtures tests/fixtures/bench
 #
 # Output ($BPFSTASH_RESULTS/fixtures/):
 #   stash/<hash>/...          a copy of each entry (cp -r of the mounted tree)
