@@ -8,11 +8,10 @@
 #
 #   bench/hook-kunit.sh [OUT.csv]
 #
-# Writes "program,funcs,xlated_insns,jited_bytes,line_info,btf_bytes,
-# hashed_bytes,rounds,hook_ns,hook_p10_ns,hook_p90_ns,hook_p99_ns,hash_ns,
-# hash_p10_ns,lib_hash_ns,beyond_ns,hash_calls,hash_driver" rows (hash_calls
-# separated by ';') to OUT.csv (default build/bench/results/hook.csv), or
-# one "# skipped: why" line.  The kunit.py log is build/kunit-um/bench.log.
+# Writes one CSV row per program to OUT.csv (default
+# build/bench/results/hook.csv), the benchmark's key=value fields as
+# columns (program, sizes, hook_ns, hash_ns, beyond_ns, ...; hash_calls
+# separated by ';'), or one "# skipped: why" line.  The kunit.py log is build/kunit-um/bench.log.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 tree=$top/build/linux
@@ -56,6 +55,11 @@ start=$(date +%s)
 	--timeout 1800 --raw_output=all) > "$kout/bench.log" 2>&1
 rc=$?
 echo "hook-kunit: kunit.py exited $rc after $(($(date +%s) - start)) s; log in ${kout#"$top"/}/bench.log" >&2
+if grep -q 'ASSERTION FAILED' "$kout/bench.log" && ! grep -q 'bpfstash_bench: prog=' "$kout/bench.log"; then
+	echo "# failed: $(grep -m 1 -A 2 'ASSERTION FAILED' "$kout/bench.log" | tr -s ' \n' ' ')" > "$csv"
+	echo "hook-kunit: a KUnit assertion of the benchmark failed; see ${kout#"$top"/}/bench.log" >&2
+	exit 1
+fi
 if ! grep -q 'bpfstash_bench: prog=' "$kout/bench.log"; then
 	if grep -q 'error:' "$kout/bench.log"; then
 		skip "user-mode Linux did not build: $(grep -m 1 'error:' "$kout/bench.log")"
@@ -63,16 +67,19 @@ if ! grep -q 'bpfstash_bench: prog=' "$kout/bench.log"; then
 	skip "no figures from kunit.py (exit $rc): $(grep -v '^$' "$kout/bench.log" | tail -n 1)"
 fi
 {
-	echo "program,funcs,xlated_insns,jited_bytes,line_info,btf_bytes,hashed_bytes,rounds,hook_ns,hook_p10_ns,hook_p90_ns,hook_p99_ns,hash_ns,hash_p10_ns,lib_hash_ns,beyond_ns,hash_calls,hash_driver"
 	sed -n 's/.*bpfstash_bench: //p' "$kout/bench.log" | tr -d '\r' |
 		awk '{
 			n = 0
 			for (i = 1; i <= NF; i++) {
 				split($i, kv, "=")
+				k = kv[1] == "prog" ? "program" : kv[1]
 				v = kv[2]
 				gsub(",", ";", v)
+				head = n ? head "," k : k
 				row = n++ ? row "," v : v
 			}
+			if (NR == 1)
+				print head
 			print row
 		}'
 } > "$csv"

@@ -47,7 +47,8 @@ make -s -C "$top/bench" || exit 1
 hook_bench() {
 	say "the load hook, natively: KUnit's benchmark in user-mode Linux"
 	"$top/bench/hook-kunit.sh" "$res/hook.csv"
-	awk -F, 'NR > 1 && $1 !~ /^#/ { gsub(";", ",", $17); print $1 ":" $17 }' "$res/hook.csv" |
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 !~ /^#/ { c = $col["hash_calls"]; gsub(";", ",", c); print $1 ":" c }' "$res/hook.csv" |
 		xargs -r "$top/build/bench/hashbench" --calls > "$res/hook-sha.csv" 2>&1 ||
 		echo "# skipped: hashbench --calls failed: $(tail -n 1 "$res/hook-sha.csv")" > "$res/hook-sha.csv"
 }
