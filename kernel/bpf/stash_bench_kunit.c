@@ -6,8 +6,8 @@
  * bpfstash_prog_load() (JITed functions, jited line info, line and func
  * info, BTF loaded with BPF_BTF_LOAD) from an entry that the store took
  * of the real program on x86-64, then calls the hook many times with the
- * store running and times it, and separately times SHA-256 over exactly
- * the bytes the hook hashed, with the transform the hook uses and with
+ * store running and times it, each time followed by SHA-256 over exactly
+ * the bytes that call hashed, with the transform the hook uses and with
  * lib/crypto's sha256.  Run as user-mode Linux, this is the hook at the
  * host CPU's own speed:
  *
@@ -23,10 +23,10 @@
  *
  * hook_ns and hash_ns are medians, beyond_ns the median of their
  * difference in each round: what the hook costs beyond its hashing; the
- * *_iqm_ns are means of the middle half.  The cases assert what can go wrong
- * in the measurement itself: every call stored the program, the entry
- * holds the captured bytes, its name is the SHA-256 recomputed here over
- * the bytes timed, and the store counted as many bytes hashed.  Whether
+ * *_iqm_ns are means of the middle half.  The cases assert what can go
+ * wrong in the measurement itself: every call stored the program, the
+ * entry holds the captured bytes, its name is the SHA-256 recomputed here
+ * over the bytes timed, and the store counted as many bytes hashed.  Whether
  * beyond_ns is within its bound depends on the load time of the same
  * program, which this benchmark does not know: bpfstash's make bench
  * compares the two.
