@@ -171,6 +171,11 @@ awk -F, -v hashtxt="$res/hash.txt" "$hash_speed_awk"'
 		       $1, $13, h, 100 * h / N, bound, h <= bound ? "within" : "over",
 		       100 * h, $3 / N
 	}' "$res/native.csv" "$res/icount.csv" 2>/dev/null
+
+# Measured, not estimated: the figures the README quotes for the load path.
+echo
+"$top/scripts/bench-hook-report.sh" "$res" | sed 's/^## /### /'
+
 cat <<EOF
 
 ### 6.12's own load, natively (user-mode Linux)

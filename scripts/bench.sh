@@ -12,23 +12,52 @@
 # Debian source with the same config (scripts/build-kernel.sh base); the
 # same source as user-mode Linux (scripts/build-kernel.sh um) loads the
 # programs at the host CPU's own speed.
+#
+# BENCH_ONLY=hook runs only what the load hook's native figures need
+# (KUnit's benchmark of the hook and 6.12's own loads, both in user-mode
+# Linux, and the host's SHA-256) and writes build/bench/hook-report.md.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/bench
 res=$out/results
+only=${BENCH_ONLY:-}
 mkdir -p "$res"
 say() { printf '\n== %s\n' "$*"; }
 start=$(date +%s)
 
+case $only in
+''|hook) ;;
+*) echo "bench: BENCH_ONLY=$only: only \"hook\" is known" >&2; exit 64 ;;
+esac
+
+if [ "$only" != hook ]; then
 say "building: bench kernel, pristine kernel, benchmarks"
 "$top/scripts/build-kernel.sh" bench || exit 1
 "$top/scripts/build-kernel.sh" base || exit 1
+fi
 # 6.12 as user-mode Linux, for its load time at this CPU's own speed; the
 # report says so when it is missing.
 "$top/scripts/build-kernel.sh" um || say "user-mode Linux kernel did not build: its rows are skipped"
 make -s -C "$top/bench" || exit 1
 
+# KUnit's benchmark of the load hook, in the patched tree built as
+# user-mode Linux (bench/hook-kunit.sh), then the same hashes with the
+# host's SHA-NI code: hook.csv and hook-sha.csv.
+hook_bench() {
+	say "the load hook, natively: KUnit's benchmark in user-mode Linux"
+	"$top/bench/hook-kunit.sh" "$res/hook.csv"
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 !~ /^#/ { c = $col["hash_calls"]; gsub(";", ",", c); print $1 ":" c }' "$res/hook.csv" |
+		xargs -r "$top/build/bench/hashbench" --calls > "$res/hook-sha.csv" 2>&1 ||
+		echo "# skipped: hashbench --calls failed: $(tail -n 1 "$res/hook-sha.csv")" > "$res/hook-sha.csv"
+}
+
+if [ "$only" = hook ]; then
+	hook_bench
+fi
+
+if [ "$only" != hook ]; then
 say "guest benchmarks on the bench kernel (load path, capture, memory, scale)"
 "$top/scripts/vm-run" -k bench -m 4096 -t 5400 --no-kmemleak -o "$out/guest" -- \
 	"$top/bench/guest.sh" | grep --line-buffered '^bench:'
@@ -67,6 +96,8 @@ for k in base bench; do
 done
 echo "instruction counts done"
 
+fi # BENCH_ONLY
+
 say "native load times: this machine's own kernel, and 6.12 as user-mode Linux"
 # No stash in either: these are the load times that the instruction counts
 # above are set against (see the report's native estimate).  Both run at
@@ -102,7 +133,9 @@ header="program,side,loads,p50_us,p99_us"
 : > "$out/native-rounds.csv"
 : > "$out/uml-rounds.csv"
 native_ok=0
-if grep -qs '^[^ ]* /sys/fs/bpfstash bpfstash ' /proc/mounts; then
+if [ "$only" = hook ]; then
+	native_skip="# skipped: BENCH_ONLY=hook"
+elif grep -qs '^[^ ]* /sys/fs/bpfstash bpfstash ' /proc/mounts; then
 	# loadbench unmounts the stash between rounds: not this one.
 	native_skip="# skipped: a bpfstash is mounted on this machine, and loadbench would unmount it"
 elif "$top/build/bench/loadbench" -r 1 -n 10 --only unmounted -i 3 > "$res/native.err" 2>&1; then
@@ -132,6 +165,13 @@ median_rows < "$out/uml-rounds.csv" > "$out/uml-median.csv"
 	grep -v '^# ' "$out/uml-median.csv"
 } > "$res/uml.csv"
 grep -h '^# ' "$res/native.csv" "$res/uml.csv"
+
+if [ "$only" = hook ]; then
+	"$top/scripts/bench-hook-report.sh" "$res" > "$out/hook-report.md"
+	echo "$out/hook-report.md written ($(($(date +%s) - start)) s)"
+	exit 0
+fi
+hook_bench
 
 say "host benchmarks: hash choice, resolve throughput"
 if ! "$top/build/bench/hashbench" > "$res/hash.txt" 2>&1; then

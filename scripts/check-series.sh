@@ -80,7 +80,8 @@ mkdir -p "$kobj" "$pobj"
 kconfig=$out/kernel.config
 if [ -f "$top/build/kernel-bench/.config" ]; then
 	{ cat "$top/build/kernel-bench/.config"; echo CONFIG_KUNIT=y
-	  echo CONFIG_BPFSTASH_KUNIT_TEST=y; echo CONFIG_DEBUG_KERNEL=y
+	  echo CONFIG_BPFSTASH_KUNIT_TEST=y; echo CONFIG_BPFSTASH_KUNIT_BENCH=y
+	  echo CONFIG_DEBUG_KERNEL=y
 	  echo CONFIG_FAULT_INJECTION=y; } > "$kconfig"
 else
 	fail builds "build/kernel-bench/.config is missing (make kernel-bench)"

@@ -14,6 +14,7 @@
  * ns per hash, and ratios.
  *
  *   make -C bench hashbench && build/bench/hashbench
+ *   build/bench/hashbench --calls large:20252,49328,24664,32,2541,424
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,7 +154,71 @@ static double time_one(const struct algo *a, const u8 *buf, size_t n)
 	return best;
 }
 
-int main(void)
+/*
+ * --calls LABEL:N,N,...: the hashes one load hook computes (one per
+ * blob, then the entry's name), as KUnit's benchmark of the hook prints
+ * their sizes.  Prints "calls,LABEL,BYTES,SHA_NI_NS,AVX2_NS,GENERIC_NS",
+ * each the best of 7 of the sum over the hashes, "-" for code this CPU
+ * cannot run.
+ */
+static int time_calls(char **spec, int n, int have_ni, int have_avx2)
+{
+	static const struct algo rows[] = {
+		{ "sha-ni", k_sha256_ni }, { "avx2", k_sha256_avx2 }, { "generic", k_sha256 },
+	};
+	size_t sizes[64], nr, max = 0, total, i;
+	int k, r, rep, it;
+
+	for (k = 0; k < n; k++) {
+		char *label = spec[k], *p = strchr(label, ':'), *end;
+		u8 *buf;
+
+		if (!p) {
+			fprintf(stderr, "hashbench: --calls LABEL:N,N,... (got %s)\n", label);
+			return 64;
+		}
+		*p++ = 0;
+		for (nr = 0, total = 0; *p && nr < 64; nr++, p = *end ? end + 1 : end) {
+			sizes[nr] = strtoul(p, &end, 10);
+			if (end == p || (*end && *end != ',')) {
+				fprintf(stderr, "hashbench: bad size list for %s\n", label);
+				return 64;
+			}
+			total += sizes[nr];
+			if (sizes[nr] > max)
+				max = sizes[nr];
+		}
+		buf = malloc(max + 1);
+		for (i = 0; i <= max; i++)
+			buf[i] = i * 131 + 7;
+		printf("calls,%s,%zu", label, total);
+		for (r = 0; r < 3; r++) {
+			double best = 1e30;
+			int iters = total < 4096 ? 2000 : 200;
+
+			if ((r == 0 && !have_ni) || (r == 1 && !have_avx2)) {
+				printf(",-");
+				continue;
+			}
+			for (rep = 0; rep < 7; rep++) {
+				double t0 = now_ns();
+
+				for (it = 0; it < iters; it++)
+					for (i = 0; i < nr; i++)
+						rows[r].fn(buf, sizes[i]);
+				t0 = (now_ns() - t0) / iters;
+				if (t0 < best)
+					best = t0;
+			}
+			printf(",%.0f", best);
+		}
+		printf("\n");
+		free(buf);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	enum { SHA_C, B2S_C, SHA_SSL, B2S_SSL, SHA_AVX2, SHA_NI, B2S_SSSE3, B2S_AVX512, NR };
 	static const struct algo algos[NR] = {
@@ -216,6 +281,8 @@ int main(void)
 			return 1;
 		}
 	}
+	if (argc > 1 && !strcmp(argv[1], "--calls"))
+		return time_calls(argv + 2, argc - 2, ok[SHA_NI], ok[SHA_AVX2]);
 	printf("%-34s", "ns per hash (best of 7)");
 	for (s = 0; s < 4; s++)
 		printf(" %10zu B", sizes[s]);

@@ -6,6 +6,14 @@
 #   scripts/vm-run -o build/vm/fixtures -- tests/guest/capture-fixtures.sh
 #   rm -rf tests/fixtures/stash && cp -r build/vm/fixtures/fixtures/* tests/fixtures/
 #
+# CAPTURE_PROGS names other programs of build/tests/progs (default
+# "subprogs tiny large"); KUnit's benchmark of the load hook takes its
+# two largest programs from tests/fixtures/bench, captured with
+#
+#   scripts/vm-run -o build/vm/bench-fixtures -- sh -c \
+#       'CAPTURE_PROGS="insns4096 many" tests/guest/capture-fixtures.sh'
+#   rm -rf tests/fixtures/bench && cp -r build/vm/bench-fixtures/fixtures tests/fixtures/bench
+#
 # Output ($BPFSTASH_RESULTS/fixtures/):
 #   stash/<hash>/...          a copy of each entry (cp -r of the mounted tree)
 #   manifest                  <name> <hash> <prog id> loaded|unloaded
@@ -22,7 +30,7 @@ mount -t bpfstash none $S
 mkdir -p /sys/fs/bpf
 mount -t bpf bpf /sys/fs/bpf
 
-for name in subprogs tiny large; do
+for name in ${CAPTURE_PROGS:-subprogs tiny large}; do
 	"$bpftool" prog load "$top/build/tests/progs/$name.bpf.o" /sys/fs/bpf/$name
 	id=$("$bpftool" prog show pinned /sys/fs/bpf/$name | sed -n 's/^\([0-9]*\):.*/\1/p')
 	"$bpftool" prog dump jited pinned /sys/fs/bpf/$name linum > "$out/bpftool/$name.linum"

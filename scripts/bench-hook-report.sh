@@ -1,0 +1,77 @@
+#!/bin/sh
+# The load hook's section of the benchmark report (Markdown, stdout), from
+# RESULTS_DIR/hook.csv (bench/hook-kunit.sh: KUnit's benchmark of the hook
+# in user-mode Linux), hook-sha.csv (hashbench --calls: the same hashes
+# with the host's SHA-NI code) and uml.csv (6.12's own loads in user-mode
+# Linux).  scripts/bench-report.sh includes it; BENCH_ONLY=hook make bench
+# writes it alone to build/bench/hook-report.md.
+#
+#   scripts/bench-hook-report.sh RESULTS_DIR
+set -u
+res=${1:?usage: bench-hook-report.sh RESULTS_DIR}
+
+cat <<EOF
+## The load hook, measured natively (KUnit in user-mode Linux)
+
+KUnit's benchmark of the load hook (\`kernel/bpf/stash_bench_kunit.c\`,
+\`bench/hook-kunit.sh\`) runs in the patched 6.12 built as user-mode Linux,
+a process on this machine whose kernel code runs at the CPU's own speed.
+It rebuilds each program as \`bpf_prog_load()\` hands it to
+\`bpfstash_prog_load()\` from the entry the store took of it on x86-64
+(\`tests/fixtures\`: JITed functions, jited line info, line and func info,
+the BTF loaded with BPF_BTF_LOAD), calls the real hook $(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $(c["rounds"]) }' "$res/hook.csv" 2>/dev/null) times with the
+store running (each time as a program never seen: the entry is deleted and
+freed in between, so every blob is hashed), and times SHA-256 over exactly
+the bytes the hook hashed, in the same pieces. UML has only the generic
+SHA-256 (\`$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $(c["hash_driver"]) }' "$res/hook.csv" 2>/dev/null)\`); the host's SHA-NI code, what
+\`crypto_alloc_shash("sha256")\` gives the hook on an x86 CPU with SHA-NI,
+times the same hashes in \`bench/hashbench --calls\`. "Beyond hashing" is
+the median over the rounds of the hook's time minus the generic hashing's,
+timed one after the other in each round; "hook at SHA-NI" is that plus the SHA-NI time. The load is 6.12's own
+\`BPF_PROG_LOAD\` of the same object in user-mode Linux (\`bench/uml.sh\`,
+median of the rounds' p50; no JIT there, so it is a load without its JIT).
+Target: beyond hashing <= max(2 us, 0.2% of that load).
+
+$(grep -h '^# ' "$res/hook.csv" "$res/hook-sha.csv" 2>/dev/null | sed 's/^# skipped/**Not measured in this run**: skipped/; s/^# failed/**The benchmark failed**/')
+
+| program | functions | insns | bytes hashed | hook p50 (us) | hook p10-p90 (us) | SHA-256 generic, UML (us) | beyond hashing (us) | SHA-256 SHA-NI, host (us) | hook at SHA-NI (us) | 6.12 load in UML p50 (us) | beyond / load | hook at SHA-NI / load | target (us) | |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+EOF
+awk -F, '
+	FILENAME ~ /hook-sha.csv$/ && $1 == "calls" { ni[$2] = $4; next }
+	FILENAME ~ /uml.csv$/ && $2 == "unmounted" { load[$1] = $4; next }
+	FILENAME ~ /hook.csv$/ && FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	FILENAME ~ /hook.csv$/ && $1 !~ /^#/ {
+		hook = $(c["hook_ns"]) / 1000; hash = $(c["hash_ns"]) / 1000
+		beyond = $(c["beyond_ns"]) / 1000
+		sha = ($1 in ni) && ni[$1] != "-" ? ni[$1] / 1000 : -1
+		L = ($1 in load) ? load[$1] : -1
+		target = L > 0 && 0.002 * L > 2 ? 0.002 * L : 2
+		# (In a printf statement an unparenthesised ">" redirects.)
+		s_ni = sha >= 0 ? sprintf("%.2f", sha) : "-"
+		s_tot = sha >= 0 ? sprintf("%.2f", beyond + sha) : "-"
+		s_load = L > 0 ? sprintf("%.0f", L) : "-"
+		s_share = L > 0 ? sprintf("%.3f%%", 100 * beyond / L) : "-"
+		s_tshare = L > 0 && sha >= 0 ? sprintf("%.3f%%", 100 * (beyond + sha) / L) : "-"
+		if (L > 0)
+			verdict = beyond <= target ? "pass" : "**FAIL**"
+		else
+			verdict = "no load figure"
+		printf "| %s | %d | %d | %d | %.2f | %.2f-%.2f | %.2f | %.2f | %s | %s | %s | %s | %s | %.2f | %s |\n",
+			$1, $(c["funcs"]), $(c["xlated_insns"]), $(c["hashed_bytes"]), hook,
+			$(c["hook_p10_ns"]) / 1000, $(c["hook_p90_ns"]) / 1000, hash, beyond,
+			s_ni, s_tot, s_load, s_share, s_tshare, target, verdict
+	}' "$res/hook-sha.csv" "$res/uml.csv" "$res/hook.csv"
+
+cat <<EOF
+
+Raw: \`results/hook.csv\` (per program: hook p10/p50/p90/p99, hashing with
+the crypto API's and with lib/crypto's generic SHA-256, the size of each
+hash), \`results/hook-sha.csv\` (SHA-NI, AVX2 and generic C on the host for
+the same hashes), \`results/uml.csv\`. The hook's medians include what the
+kernel's own clock costs UML (a \`ktime_get_ns()\` pair), and UML's timer
+ticks land in some samples (p90/p99). What the benchmark leaves out of the
+hook: \`bpf_jit_kallsyms_enabled()\` (false without a JIT; two loads of
+sysctls), and \`perf_event_bpf_mmap3()\`, which compiles to nothing
+without perf events (with no listener it reads one counter).
+EOF
