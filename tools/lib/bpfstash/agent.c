@@ -20,6 +20,7 @@
  * unsorted array that is sorted and merged in before the next lookup.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <search.h>
@@ -77,9 +78,9 @@ struct bst_lost {
 	/* sample_id: u64 time */
 };
 
-_Static_assert(offsetof(struct perf_event_attr, read_format) + 8 == BST_ATTR_FLAGS_OFF,
-	       "perf_event_attr layout");
-_Static_assert(sizeof(struct bst_mmap3) == 64, "PERF_RECORD_MMAP3 layout");
+static_assert(offsetof(struct perf_event_attr, read_format) + 8 == BST_ATTR_FLAGS_OFF,
+	      "perf_event_attr layout");
+static_assert(sizeof(struct bst_mmap3) == 64, "PERF_RECORD_MMAP3 layout");
 
 /* A program, as the index knows it: the public view plus its storage. */
 struct bst_prog {
@@ -803,8 +804,8 @@ static int process(struct bpfstash_agent *a)
 	size_t off, n = 0, i;
 	int err = 0, ret;
 
-	for (off = 0; off < a->batch_len; off += ((struct perf_event_header *)(a->batch + off))->size)
-		n++;
+	for (off = 0; off < a->batch_len; n++)
+		off += ((struct perf_event_header *)(a->batch + off))->size;
 	if (n) {
 		recs = malloc(n * sizeof(*recs));
 		if (!recs)

@@ -425,7 +425,9 @@ struct bpfstash_agent_stats {
 	uint64_t recovered_loads;
 	uint64_t recovered_unloads;
 };
-void bpfstash_agent_get_stats(const struct bpfstash_agent *agent, struct bpfstash_agent_stats *stats);
+
+void bpfstash_agent_get_stats(const struct bpfstash_agent *agent,
+			      struct bpfstash_agent_stats *stats);
 
 #ifdef __cplusplus
 }
