@@ -241,9 +241,12 @@ static void check_fail_nth_whole(struct loader *l)
 	 * Not "more allocation points with the stash": how many allocations
 	 * a load makes varies by more than the stash's dozen (the sweep stops
 	 * at the first load that made fewer than N), and with two CPUs the
-	 * sweep without the stash saw 539 and the one with it 509.  That the
-	 * stash's allocations were reached shows below: loads that succeeded
-	 * without an entry, each counted as refused_nomem.
+	 * sweep without the stash saw 539 and the one with it 509.  Nor "some
+	 * load succeeded without an entry": tiny's sweep had none (57 points
+	 * without the stash, 65 with).  That every allocation of the stash is
+	 * reached, fails alone and is counted is check_fail_nth_stash()'s
+	 * job; this sweep checks that failures of the whole load stay the
+	 * load's own, and that every success without an entry is counted.
 	 */
 	for (i = 0; i < stashed->failed; i++) {
 		for (j = 0; j < plain->failed; j++)
@@ -270,7 +273,6 @@ static void check_fail_nth_whole(struct loader *l)
 	}
 	ASSERT_EQ(stash_stat("refused_nomem") - refused0, j,
 		  "every success without an entry counted as refused_nomem");
-	ASSERT_GT(j, 0, "the sweep reached the stash's allocations");
 out:
 	stash_umount();
 	free(plain);
