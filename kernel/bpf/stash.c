@@ -1286,12 +1286,10 @@ static void bpfstash_store_deactivate(void)
 	/* Loaded programs hold their entries; let go of them too. */
 	bpfstash_walk_progs(false);
 
-#ifdef CONFIG_MEMCG
 	if (memcg) {
 		synchronize_rcu();
-		css_put(&memcg->css);
+		mem_cgroup_put(memcg);
 	}
-#endif
 }
 
 /**
