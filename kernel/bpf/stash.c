@@ -1215,18 +1215,14 @@ static int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
 	atomic64_set(&bpfstash_store.blob_dedup, 0);
 	atomic64_set(&bpfstash_store.btf_hash_cached, 0);
 	atomic64_set(&bpfstash_store.hashed_bytes, 0);
-#ifdef CONFIG_MEMCG
-	memcg = get_mem_cgroup_from_current();
-#endif
+	memcg = get_mem_cgroup_from_current();	/* NULL without memory cgroups */
 	memcg = rcu_replace_pointer(bpfstash_store.memcg, memcg,
 				    lockdep_is_held(&bpfstash_store.lock));
 	mutex_unlock(&bpfstash_store.lock);
-#ifdef CONFIG_MEMCG
 	if (memcg) {
 		synchronize_rcu();
-		css_put(&memcg->css);
+		mem_cgroup_put(memcg);
 	}
-#endif
 
 	static_branch_enable(&bpfstash_active);
 	bpfstash_walk_progs(true);
