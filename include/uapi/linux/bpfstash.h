@@ -19,6 +19,8 @@
  *                    each line_info record landed in the JITed code
  *   func_info        struct bpf_func_info[nr_func_info]: bpf_prog_info::func_info
  *   btf              the program's raw BTF (bpftool btf dump file btf)
+ *   calls            struct bpfstash_call[]: the programs an image calls
+ *                    (only in an image's entry, see below)
  *   info, lines, functions   the same, as text for people
  *
  * The root holds "stats" (text).  Multi-byte fields are in the kernel's
@@ -34,12 +36,28 @@
  *   the funcs file                         (content.funcs_size bytes)
  *   D(jited) D(line_info) D(jited_line_info) D(func_info) D(btf)
  *
- * where D(x) is the 32-byte SHA-256 digest of file x (of zero bytes when
- * x is empty).  Hashing the blobs separately lets the kernel hash a
+ * then, only for an entry that has a calls file, D(calls); where D(x) is
+ * the 32-byte SHA-256 digest of file x (of zero bytes when x is empty).
+ * Hashing the blobs separately lets the kernel hash a
  * BTF object once for all the programs that share it, and store identical
  * blobs once.  Program id, times, uid and state are not covered: they are
  * not content.  The hash covers the functions' load addresses and JITed
  * bytes, so it identifies one load of a program, never two.
+ *
+ * Images
+ * ------
+ * BPF text that is not a program gets an entry too: a BPF trampoline
+ * (the code that calls fentry, fexit, fmod_ret and LSM programs around a
+ * kernel function), a struct_ops trampoline (one per member of a
+ * registered struct_ops map), and the XDP dispatcher (one entry per
+ * version of it).  Such an entry has content.prog_type 0
+ * (BPF_PROG_TYPE_UNSPEC, which no program has), content.expected_attach_type
+ * one of BPFSTASH_IMAGE_*, content.name the kind ("trampoline",
+ * "struct_ops", "dispatcher"), one function named by its kallsyms name,
+ * its bytes in jited, and no line info, func info or BTF.  The attach
+ * fields name what a trampoline is attached to.  Its calls file lists the
+ * programs the image calls, in the order it calls them, as they were
+ * when the image was made.  meta.prog_id, uid and btf_id are 0.
  *
  * Reading anything of an entry, and listing the root, requires what
  * bpf_prog_get_info_by_fd() requires to see JITed images and addresses:
@@ -85,6 +103,13 @@ struct bpfstash_content {
 	char	name[BPFSTASH_NAME_LEN];	/* bpf_prog_info::name */
 };
 
+/* content.expected_attach_type of an image (content.prog_type 0) */
+enum bpfstash_image_kind {
+	BPFSTASH_IMAGE_TRAMPOLINE = 1,	/* bpf_trampoline_<key> */
+	BPFSTASH_IMAGE_STRUCT_OPS = 2,	/* bpf__<struct>_<member> */
+	BPFSTASH_IMAGE_DISPATCHER = 3,	/* bpf_dispatcher_<name> */
+};
+
 /* meta.flags */
 #define BPFSTASH_META_LOADED	(1U << 0)	/* the program is still loaded */
 
@@ -116,6 +141,29 @@ struct bpfstash_func {
 	__u32	name_off;		/* of its name, from the end of the records */
 	__u32	__reserved;		/* 0 */
 	__u8	tag[BPFSTASH_TAG_SIZE];	/* bpf_prog_info::prog_tags[i] */
+};
+
+/* bpfstash_call::kind: how the image calls the program */
+enum bpfstash_call_kind {
+	BPFSTASH_CALL_FENTRY = 1,	/* before the traced function */
+	BPFSTASH_CALL_FEXIT = 2,	/* after it */
+	BPFSTASH_CALL_MODIFY_RETURN = 3, /* instead of it, or before it */
+	BPFSTASH_CALL_STRUCT_OPS = 4,	/* as the struct_ops member */
+	BPFSTASH_CALL_DISPATCH = 5,	/* dispatched to, by its address */
+};
+
+/*
+ * One record of "calls" per program an image calls.  @hash names the
+ * program's own entry, if it has one (all zeros if the stash refused it).
+ */
+struct bpfstash_call {
+	__u8	hash[BPFSTASH_HASH_SIZE];	/* the program's entry, or zeros */
+	__u32	kind;			/* enum bpfstash_call_kind */
+	__u64	addr;			/* the program's address */
+	__u32	prog_id;		/* bpf_prog_info::id */
+	__u32	__reserved;		/* 0 */
+	__u8	tag[BPFSTASH_TAG_SIZE];	/* bpf_prog_info::tag */
+	char	name[BPFSTASH_NAME_LEN];	/* bpf_prog_info::name */
 };
 
 /*
