@@ -40,6 +40,34 @@ const char *bpfstash_blob_file(enum bpfstash_blob blob)
 	return (unsigned int)blob < BPFSTASH_NR_BLOB_FILES ? blob_files[blob] : NULL;
 }
 
+/* An image's calls file: optional, so not a blob file (see libbpfstash.h). */
+#define CALLS_FILE	"calls"
+#define CALLS_MAX	((size_t)BPFSTASH_MAX_CALLS * sizeof(struct bpfstash_call))
+
+static const char *const image_kinds[] = {
+	[BPFSTASH_IMAGE_TRAMPOLINE]	= "trampoline",
+	[BPFSTASH_IMAGE_STRUCT_OPS]	= "struct_ops",
+	[BPFSTASH_IMAGE_DISPATCHER]	= "dispatcher",
+};
+
+static const char *const call_kinds[] = {
+	[BPFSTASH_CALL_FENTRY]		= "fentry",
+	[BPFSTASH_CALL_FEXIT]		= "fexit",
+	[BPFSTASH_CALL_MODIFY_RETURN]	= "fmod_ret",
+	[BPFSTASH_CALL_STRUCT_OPS]	= "struct_ops",
+	[BPFSTASH_CALL_DISPATCH]	= "dispatch",
+};
+
+const char *bpfstash_image_kind_name(uint32_t kind)
+{
+	return kind < ARRAY_SIZE(image_kinds) ? image_kinds[kind] : NULL;
+}
+
+const char *bpfstash_call_kind_name(uint32_t kind)
+{
+	return kind < ARRAY_SIZE(call_kinds) ? call_kinds[kind] : NULL;
+}
+
 int bpfstash_open(const char *root, struct bpfstash **out)
 {
 	struct bpfstash *s;
@@ -308,6 +336,7 @@ void bpfstash_entry_free(struct bpfstash_entry *e)
 	free(e->funcs);
 	for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
 		free(e->blobs[i]);
+	free(e->calls);
 	free(e->line_order);
 	btf__free(e->btf);
 	free(e);
@@ -345,6 +374,18 @@ static int entry_check(struct bpfstash_entry *e)
 		return -EBADMSG;
 	if (!memchr(e->meta.attach_func_name, '\0', sizeof(e->meta.attach_func_name)))
 		return -EBADMSG;
+
+	/*
+	 * Only an image calls programs.  Unknown kinds are kept (a newer
+	 * kernel's), as the kernel's "info" prints their number; the
+	 * reserved field must be 0 so that it can get a meaning.
+	 */
+	if (e->nr_calls && c->prog_type != 0)
+		return -EBADMSG;
+	for (i = 0; i < e->nr_calls; i++)
+		if (e->calls[i].__reserved ||
+		    !memchr(e->calls[i].name, '\0', sizeof(e->calls[i].name)))
+			return -EBADMSG;
 
 	if (e->meta_only)
 		return 0;
@@ -426,6 +467,35 @@ static int entry_set_meta(struct bpfstash_entry *e, const char *name, const void
 	return 0;
 }
 
+/*
+ * Take the calls file (@buf, @size; NULL if there is none): whole records
+ * only, and an empty file is no file, as the hash has it.
+ */
+static int entry_set_calls(struct bpfstash_entry *e, void *buf, size_t size)
+{
+	if (size % sizeof(struct bpfstash_call) || size > CALLS_MAX) {
+		free(buf);
+		return -EBADMSG;
+	}
+	if (!size) {
+		free(buf);
+		return 0;
+	}
+	e->calls = buf;
+	e->nr_calls = size / sizeof(struct bpfstash_call);
+	return 0;
+}
+
+/*
+ * Whether a load reads the calls file: always for a whole entry; for a
+ * META-only one only an image's, which its "info" shows (one more file for
+ * the few images, none for the many programs that ls and gc go through).
+ */
+static bool wants_calls(const struct bpfstash_entry *e)
+{
+	return !e->meta_only || e->meta.content.prog_type == 0;
+}
+
 /* Check what was read, index it, and hand the entry over. */
 static int entry_finish(struct bpfstash_entry *e, struct bpfstash_entry **out)
 {
@@ -465,6 +535,15 @@ int bpfstash_entry_load_at(int dirfd, const char *name, unsigned int flags,
 	if (err)
 		goto err;
 
+	if (wants_calls(e)) {
+		err = bst_read_file_at(dirfd, name, CALLS_FILE, CALLS_MAX, &buf, &size);
+		if (err == -ENOENT)
+			err = 0;	/* the file of an image, or of no entry */
+		else if (!err)
+			err = entry_set_calls(e, buf, size);
+		if (err)
+			goto err;
+	}
 	if (!e->meta_only) {
 		err = bst_read_file_at(dirfd, name, "funcs", BST_FUNCS_MAX, &buf, &e->funcs_size);
 		if (err)
@@ -514,6 +593,20 @@ int bst_entry_load_mem(const char *name, const struct bst_entry_files *f, unsign
 	err = entry_set_meta(e, name, f->meta, f->meta_size);
 	if (err)
 		goto err;
+	if (wants_calls(e) && f->calls) {
+		void *calls;
+
+		err = -EBADMSG;
+		if (f->calls_size > CALLS_MAX)
+			goto err;
+		err = -ENOMEM;
+		calls = dup_mem(f->calls, f->calls_size);
+		if (!calls)
+			goto err;
+		err = entry_set_calls(e, calls, f->calls_size);
+		if (err)
+			goto err;
+	}
 	if (!e->meta_only) {
 		err = -ENOENT;
 		if (!f->funcs)
@@ -588,6 +681,12 @@ const char *bpfstash_entry_func_name(const struct bpfstash_entry *e, uint32_t i)
 			      e->meta.content.nr_funcs) + f->name_off;
 }
 
+const struct bpfstash_call *bpfstash_entry_calls(const struct bpfstash_entry *e, uint32_t *nr)
+{
+	*nr = e->nr_calls;
+	return e->calls;
+}
+
 const void *bpfstash_entry_blob(const struct bpfstash_entry *e, enum bpfstash_blob blob,
 				size_t *size)
 {
@@ -612,6 +711,7 @@ int bpfstash_entry_compute_hash(const struct bpfstash_entry *e,
 {
 	static const char domain[] = BPFSTASH_HASH_DOMAIN;
 	uint8_t d[BPFSTASH_NR_BLOB_FILES][BPFSTASH_DIGEST_SIZE];
+	uint8_t d_calls[BPFSTASH_DIGEST_SIZE];
 	uint8_t out[BPFSTASH_DIGEST_SIZE];
 	unsigned int n = sizeof(out);
 	EVP_MD_CTX *ctx;
@@ -622,6 +722,10 @@ int bpfstash_entry_compute_hash(const struct bpfstash_entry *e,
 	for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
 		if (digest(e->blobs[i], e->sizes[i], d[i]))
 			return -EIO;
+	/* D(calls) only for an entry that has calls: programs' hashes stay. */
+	if (e->nr_calls &&
+	    digest(e->calls, (size_t)e->nr_calls * sizeof(*e->calls), d_calls))
+		return -EIO;
 	ctx = EVP_MD_CTX_new();
 	if (!ctx)
 		return -ENOMEM;
@@ -630,6 +734,7 @@ int bpfstash_entry_compute_hash(const struct bpfstash_entry *e,
 	     EVP_DigestUpdate(ctx, &e->meta.content, sizeof(e->meta.content)) &&
 	     EVP_DigestUpdate(ctx, e->funcs, e->funcs_size) &&
 	     EVP_DigestUpdate(ctx, d, sizeof(d)) &&
+	     (!e->nr_calls || EVP_DigestUpdate(ctx, d_calls, sizeof(d_calls))) &&
 	     EVP_DigestFinal_ex(ctx, out, &n);
 	EVP_MD_CTX_free(ctx);
 	if (!ok || n != sizeof(out))

@@ -28,6 +28,9 @@ struct bpfstash_entry {
 	size_t funcs_size;
 	void *blobs[BPFSTASH_NR_BLOB_FILES];
 	size_t sizes[BPFSTASH_NR_BLOB_FILES];
+	/* The optional "calls" file of an image: NULL and 0 without one. */
+	struct bpfstash_call *calls;
+	uint32_t nr_calls;
 	/* Derived at load: line records ordered by (func, off), and the BTF. */
 	uint32_t *line_order;
 	struct btf *btf;
@@ -48,6 +51,8 @@ struct bst_entry_files {
 	size_t funcs_size;
 	const void *blobs[BPFSTASH_NR_BLOB_FILES];
 	size_t sizes[BPFSTASH_NR_BLOB_FILES];
+	const void *calls;	/* NULL: no calls file, as an empty one */
+	size_t calls_size;
 };
 
 /*

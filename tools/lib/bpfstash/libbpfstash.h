@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define LIBBPFSTASH_MAJOR_VERSION 0
-#define LIBBPFSTASH_MINOR_VERSION 3
+#define LIBBPFSTASH_MINOR_VERSION 4
 
 #define BPFSTASH_DEFAULT_ROOT "/sys/fs/bpfstash"
 #define BPFSTASH_HEX_LEN (BPFSTASH_HASH_SIZE * 2)
@@ -36,11 +36,16 @@ extern "C" {
 #define BPFSTASH_MAX_LINES	(1u << 22)
 #define BPFSTASH_MAX_BTF	(16u << 20)	/* BTF_MAX_SIZE */
 #define BPFSTASH_MAX_FUNC_INFO	(1u << 20)
+#define BPFSTASH_MAX_CALLS	4096u	/* records in an image's calls file */
 
 struct bpfstash;
 struct bpfstash_entry;
 
-/* Names of the entry files, indexed like the kernel's blobs. */
+/*
+ * Names of the entry files, indexed like the kernel's blobs.  An image's
+ * optional "calls" file is not one of them (it is not in every entry, and
+ * BPFSTASH_NR_BLOB_FILES is part of the ABI): see bpfstash_entry_calls().
+ */
 enum bpfstash_blob {
 	BPFSTASH_JITED,
 	BPFSTASH_LINE_INFO,
@@ -79,7 +84,11 @@ void bpfstash_hash_format(const uint8_t hash[BPFSTASH_HASH_SIZE],
 int bpfstash_list(struct bpfstash *stash, char ***names, size_t *count);
 void bpfstash_names_free(char **names);
 
-/* Load flags. */
+/*
+ * Load flags.  BPFSTASH_LOAD_META reads meta, and the calls file of an
+ * image (content.prog_type 0) so that its "info" can be rendered; a
+ * program's entry is not checked for a stray calls file then.
+ */
 #define BPFSTASH_LOAD_META	(1u << 0)	/* only meta (fast: for ls, gc) */
 
 /*
@@ -105,6 +114,29 @@ const char *bpfstash_entry_func_name(const struct bpfstash_entry *entry, uint32_
 const void *bpfstash_entry_blob(const struct bpfstash_entry *entry,
 				enum bpfstash_blob blob, size_t *size);
 bool bpfstash_entry_loaded(const struct bpfstash_entry *entry);
+
+/*
+ * Images (LIBBPFSTASH_0.4): BPF text that is not a program (a BPF
+ * trampoline, a struct_ops trampoline, the XDP dispatcher) has an entry
+ * with content.prog_type 0, content.expected_attach_type its enum
+ * bpfstash_image_kind, one function, no line info, func info or BTF, and
+ * a "calls" file: the programs it calls.  The file is optional (missing and
+ * empty are the same: no calls); a load refuses it (-EBADMSG) in a
+ * program's entry, when its size is not a multiple of sizeof(struct
+ * bpfstash_call) or above BPFSTASH_MAX_CALLS records, or when a record has
+ * a non-zero __reserved or a name without a NUL.  Its digest is part of the
+ * content hash when it is there.
+ *
+ * bpfstash_entry_calls() returns the records (NULL and *@nr 0 without any).
+ * bpfstash_image_kind_name() and bpfstash_call_kind_name() name a kind
+ * ("trampoline", "struct_ops", "dispatcher"; "fentry", "fexit", "fmod_ret",
+ * "struct_ops", "dispatch") as the kernel's "info" does, or return NULL for
+ * a kind this library does not know (the kernel prints its number).
+ */
+const struct bpfstash_call *bpfstash_entry_calls(const struct bpfstash_entry *entry,
+						 uint32_t *nr);
+const char *bpfstash_image_kind_name(uint32_t kind);
+const char *bpfstash_call_kind_name(uint32_t kind);
 
 /*
  * Recompute the content hash (see <linux/bpfstash.h>) and compare it with

@@ -46,6 +46,48 @@ static void print_time(FILE *f, const char *key, uint64_t real_ns, uint64_t boot
 		tm.tm_sec, real_ns % 1000000000, boot_ns / 1000000000, boot_ns % 1000000000);
 }
 
+/* A kind by its name, or by its number if this library does not know it. */
+static void print_kind(FILE *f, const char *name, uint32_t kind)
+{
+	if (name)
+		fprintf(f, "%s", name);
+	else
+		fprintf(f, "%u", kind);
+}
+
+/*
+ * What "info" adds for an image (content.prog_type 0): its kind, then one
+ * line per program it calls, in the calls file's order; "entry -" for a
+ * program the stash has no entry of (its hash is all zeros).
+ */
+static void render_image(const struct bpfstash_entry *e, FILE *f)
+{
+	static const uint8_t zeros[BPFSTASH_HASH_SIZE];
+	const struct bpfstash_call *calls;
+	uint32_t i, nr;
+
+	fprintf(f, KEY, "image");
+	print_kind(f, bpfstash_image_kind_name(e->meta.content.expected_attach_type),
+		   e->meta.content.expected_attach_type);
+	fprintf(f, "\n");
+	calls = bpfstash_entry_calls(e, &nr);
+	for (i = 0; i < nr; i++) {
+		const struct bpfstash_call *cl = &calls[i];
+
+		fprintf(f, KEY, "call");
+		print_kind(f, bpfstash_call_kind_name(cl->kind), cl->kind);
+		fprintf(f, " prog_id %u tag ", cl->prog_id);
+		print_hex(f, cl->tag, sizeof(cl->tag));
+		fprintf(f, " entry ");
+		if (memcmp(cl->hash, zeros, sizeof(zeros)))
+			print_hex(f, cl->hash, sizeof(cl->hash));
+		else
+			fprintf(f, "-");
+		/* NUL-terminated within: checked at load */
+		fprintf(f, " name %.*s\n", BPFSTASH_NAME_LEN, cl->name);
+	}
+}
+
 static void render_info(const struct bpfstash_entry *e, FILE *f)
 {
 	const struct bpfstash_meta *m = &e->meta;
@@ -78,6 +120,8 @@ static void render_info(const struct bpfstash_entry *e, FILE *f)
 		m->attach_func_name[0] ? m->attach_func_name : "-", c->attach_btf_id,
 		m->attach_btf_obj_id);
 	fprintf(f, KEY "%" PRIu64 "\n", "bytes", (uint64_t)m->bytes);
+	if (c->prog_type == 0)
+		render_image(e, f);
 }
 
 static void render_functions(const struct bpfstash_entry *e, FILE *f)
