@@ -8,7 +8,8 @@
  *
  * Each is a zstd-compressed tar (written with libarchive) of
  *
- *   <40 hex>/meta, funcs, jited, line_info, jited_line_info, func_info, btf
+ *   <40 hex>/meta, funcs, jited, line_info, jited_line_info, func_info, btf,
+ *             and calls in an image's entry that has one
  *   <40 hex>.debug      the entry as ELF (bpfstash_entry_export_elf()):
  *                       build-id = the hash, .text, symbols, .debug_line
  *
@@ -78,11 +79,16 @@ struct gc_archive {
 	size_t tab_size;
 };
 
-/* The files of an entry, in archive order: the hash covers all but meta's state. */
+/*
+ * The files of an entry, in archive order: the hash covers all but meta's
+ * state.  The last, an image's calls, is optional: archived when it is
+ * there (and not empty, which is the same as missing).
+ */
 static const char *const entry_files[] = {
-	"meta", "funcs", "jited", "line_info", "jited_line_info", "func_info", "btf",
+	"meta", "funcs", "jited", "line_info", "jited_line_info", "func_info", "btf", "calls",
 };
 #define NR_FILES (sizeof(entry_files) / sizeof(entry_files[0]))
+#define FILE_CALLS (NR_FILES - 1)
 /* Caps while reading, as libbpfstash's (above anything the kernel makes). */
 static const size_t file_caps[NR_FILES] = {
 	sizeof(struct bpfstash_meta),
@@ -92,6 +98,7 @@ static const size_t file_caps[NR_FILES] = {
 	(size_t)BPFSTASH_MAX_LINES * sizeof(struct bpfstash_jited_line),
 	(size_t)BPFSTASH_MAX_FUNC_INFO * sizeof(struct bpf_func_info),
 	BPFSTASH_MAX_BTF,
+	(size_t)BPFSTASH_MAX_CALLS * sizeof(struct bpfstash_call),
 };
 
 static uint64_t ts_ns(const struct timespec *ts)
@@ -560,6 +567,8 @@ static int load_entry(int root_fd, int efd, const char *name, struct files *f)
 
 	for (i = 0; i < NR_FILES; i++) {
 		err = read_file(efd, entry_files[i], file_caps[i], &f->buf[i], &f->size[i]);
+		if (err == -ENOENT && i == FILE_CALLS)
+			err = 0;
 		if (err)
 			return err;
 	}
@@ -585,6 +594,14 @@ static int load_entry(int root_fd, int efd, const char *name, struct files *f)
 				break;
 		data = bpfstash_entry_blob(e, i, &size);
 		if (k == NR_FILES || size != f->size[k] || (size && memcmp(data, f->buf[k], size)))
+			goto out;
+	}
+	{
+		uint32_t nr;
+
+		data = bpfstash_entry_calls(e, &nr);
+		size = (size_t)nr * sizeof(struct bpfstash_call);
+		if (size != f->size[FILE_CALLS] || (size && memcmp(data, f->buf[FILE_CALLS], size)))
 			goto out;
 	}
 
@@ -757,7 +774,7 @@ int gc_archive_entry(struct gc_archive *ar, int root_fd, int efd, const char *na
 	struct files f = {};
 	struct stat st;
 	bool created = false;
-	size_t i, idx;
+	size_t i, n, idx;
 	int sub_fd = -1, fd = -1, err;
 
 	if (ar->dry_run || ar->dir_fd < 0)
@@ -765,15 +782,19 @@ int gc_archive_entry(struct gc_archive *ar, int root_fd, int efd, const char *na
 	err = load_entry(root_fd, efd, name, &f);
 	if (err)
 		goto out;
-	for (i = 0; i < NR_FILES; i++) {
-		snprintf(mem[i].path, sizeof(mem[i].path), "%s/%s", name, entry_files[i]);
-		mem[i].data = f.buf[i];
-		mem[i].size = f.size[i];
+	for (i = n = 0; i < NR_FILES; i++) {
+		if (i == FILE_CALLS && !f.size[i])
+			continue;	/* a program's entry, or an image without calls */
+		snprintf(mem[n].path, sizeof(mem[n].path), "%s/%s", name, entry_files[i]);
+		mem[n].data = f.buf[i];
+		mem[n].size = f.size[i];
+		n++;
 	}
-	snprintf(mem[i].path, sizeof(mem[i].path), "%s.debug", name);
-	mem[i].data = f.elf;
-	mem[i].size = f.elf_size;
-	for (i = 0; i <= NR_FILES; i++)
+	snprintf(mem[n].path, sizeof(mem[n].path), "%s.debug", name);
+	mem[n].data = f.elf;
+	mem[n].size = f.elf_size;
+	n++;
+	for (i = 0; i < n; i++)
 		mem[i].xxh = XXH3_64bits(mem[i].data, mem[i].size);
 
 	if (mkdirat(ar->dir_fd, sub, 0755))  {
@@ -805,11 +826,11 @@ int gc_archive_entry(struct gc_archive *ar, int root_fd, int efd, const char *na
 		goto out;
 	}
 	gc_checkpoint();
-	err = write_tar(fd, mem, NR_FILES + 1, name, load_ns);
+	err = write_tar(fd, mem, n, name, load_ns);
 	if (err)
 		goto out_unlink;
 	gc_checkpoint();
-	err = check_tar(fd, mem, NR_FILES + 1);
+	err = check_tar(fd, mem, n);
 	if (err)
 		goto out_unlink;
 	if (fsync(fd) || fstat(fd, &st)) {

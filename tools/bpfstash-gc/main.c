@@ -31,7 +31,7 @@
 
 #include "gc.h"
 
-#define GC_VERSION "0.3"
+#define GC_VERSION "0.4"
 
 enum { LOG_ERR = 3, LOG_WARNING = 4, LOG_NOTICE = 5, LOG_INFO = 6 };
 

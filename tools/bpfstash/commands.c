@@ -32,6 +32,29 @@ static void tag_hex(const uint8_t *tag, char *buf)
 		sprintf(buf + 2 * i, "%02x", tag[i]);
 }
 
+/*
+ * An image's kind (content.prog_type 0), or a call's: its name, or its
+ * number for a kind this library does not know, as the kernel's "info".
+ */
+static const char *kind_str(const char *name, uint32_t kind, char *buf, size_t size)
+{
+	if (name)
+		return name;
+	snprintf(buf, size, "%u", kind);
+	return buf;
+}
+
+static bool is_image(const struct bpfstash_meta *m)
+{
+	return m->content.prog_type == 0;
+}
+
+static const char *image_kind(const struct bpfstash_meta *m, char *buf, size_t size)
+{
+	return kind_str(bpfstash_image_kind_name(m->content.expected_attach_type),
+			m->content.expected_attach_type, buf, size);
+}
+
 /* Seconds since the entry was loaded, 0 if the clock says otherwise. */
 static uint64_t entry_age(const struct bpfstash_meta *m)
 {
@@ -67,7 +90,8 @@ int do_ls(int argc, char **argv)
 	for (i = 0; i < count; i++) {
 		const struct bpfstash_meta *m;
 		struct bpfstash_entry *e;
-		char age[32], when[32];
+		char age[32], when[32], kind[16], label[BPFSTASH_NAME_LEN + 2];
+		uint32_t nr_calls;
 
 		/* meta alone: listing 100 000 entries reads one file each */
 		err = bpfstash_entry_load(stash, names[i], BPFSTASH_LOAD_META, &e);
@@ -85,12 +109,18 @@ int do_ls(int argc, char **argv)
 		}
 		m = bpfstash_entry_meta(e);
 		format_age(entry_age(m), age, sizeof(age));
+		/* a META load has an image's calls: its "info" shows them */
+		bpfstash_entry_calls(e, &nr_calls);
 		if (json_wtr) {
 			jsonw_start_object(json_wtr);
 			jsonw_string_field(json_wtr, "hash", names[i]);
 			jsonw_string_field(json_wtr, "name", m->content.name);
 			jsonw_uint_field(json_wtr, "prog_id", m->prog_id);
 			jsonw_uint_field(json_wtr, "prog_type", m->content.prog_type);
+			if (is_image(m)) {
+				jsonw_string_field(json_wtr, "image", image_kind(m, kind, sizeof(kind)));
+				jsonw_uint_field(json_wtr, "nr_calls", nr_calls);
+			}
 			jsonw_uint_field(json_wtr, "nr_funcs", m->content.nr_funcs);
 			jsonw_uint_field(json_wtr, "jited_len", m->content.jited_len);
 			jsonw_uint_field(json_wtr, "bytes", m->bytes);
@@ -102,8 +132,15 @@ int do_ls(int argc, char **argv)
 			jsonw_uint_field(json_wtr, "age_s", entry_age(m));
 			jsonw_end_object(json_wtr);
 		} else {
+			/* an image as [kind]: no program's name has brackets */
+			if (is_image(m))
+				snprintf(label, sizeof(label), "[%.*s]", BPFSTASH_NAME_LEN - 2,
+					 image_kind(m, kind, sizeof(kind)));
+			else
+				snprintf(label, sizeof(label), "%s",
+					 m->content.name[0] ? m->content.name : "-");
 			printf("%-40s  %-16s %5u %8u %9llu %-9s %5s\n", names[i],
-			       m->content.name[0] ? m->content.name : "-", m->content.nr_funcs,
+			       label, m->content.nr_funcs,
 			       m->content.jited_len, (unsigned long long)m->bytes,
 			       bpfstash_entry_loaded(e) ? "loaded" : "unloaded", age);
 		}
@@ -142,8 +179,10 @@ int do_show(int argc, char **argv)
 	const struct bpfstash_meta *m;
 	struct bpfstash_entry *e;
 	struct bpfstash *stash;
-	char tag[2 * BPFSTASH_TAG_SIZE + 1], load[32], unload[32];
-	uint32_t i;
+	char tag[2 * BPFSTASH_TAG_SIZE + 1], load[32], unload[32], kind[16];
+	char entry[BPFSTASH_HEX_LEN + 1];
+	const struct bpfstash_call *calls;
+	uint32_t i, nr_calls;
 	int ret, verified;
 
 	ret = one_entry(argc, argv, "show", &stash, &e);
@@ -155,6 +194,7 @@ int do_show(int argc, char **argv)
 	format_time(m->load_time_real, load, sizeof(load));
 	format_time(m->unload_time_real, unload, sizeof(unload));
 	verified = bpfstash_entry_verify(e);
+	calls = bpfstash_entry_calls(e, &nr_calls);
 
 	if (json_wtr) {
 		jsonw_start_object(json_wtr);
@@ -162,6 +202,8 @@ int do_show(int argc, char **argv)
 		jsonw_string_field(json_wtr, "name", c->name);
 		jsonw_uint_field(json_wtr, "prog_id", m->prog_id);
 		jsonw_uint_field(json_wtr, "prog_type", c->prog_type);
+		if (is_image(m))
+			jsonw_string_field(json_wtr, "image", image_kind(m, kind, sizeof(kind)));
 		jsonw_uint_field(json_wtr, "expected_attach_type", c->expected_attach_type);
 		jsonw_string_field(json_wtr, "tag", tag);
 		jsonw_bool_field(json_wtr, "loaded", bpfstash_entry_loaded(e));
@@ -189,6 +231,9 @@ int do_show(int argc, char **argv)
 		printf("name             %s\n", c->name[0] ? c->name : "-");
 		printf("prog_id          %u\n", m->prog_id);
 		printf("prog_type        %u\n", c->prog_type);
+		if (is_image(m))
+			printf("image            %s (%u calls)\n", image_kind(m, kind, sizeof(kind)),
+			       nr_calls);
 		printf("tag              %s\n", tag);
 		printf("state            %s\n", bpfstash_entry_loaded(e) ? "loaded" : "unloaded");
 		printf("load_time        %s\n", load);
@@ -226,6 +271,43 @@ int do_show(int argc, char **argv)
 			printf("  %3u " ADDR_FMT " " ADDR_FMT " %5u %s %s%s%s%s\n", i, (uint64_t)f->addr,
 			       (uint64_t)(f->addr + f->len), f->len, tag, bpfstash_entry_func_name(e, i),
 			       btf_name ? " (" : "", btf_name ? btf_name : "", btf_name ? ")" : "");
+		}
+	}
+	/* The programs an image calls, in its order; "entry": theirs, if stashed. */
+	if (json_wtr) {
+		jsonw_end_array(json_wtr);
+		jsonw_name(json_wtr, "calls");
+		jsonw_start_array(json_wtr);
+	} else if (nr_calls) {
+		printf("calls:\n  %-3s %-10s %8s %-16s %-40s %s\n", "idx", "kind", "prog_id",
+		       "tag", "entry", "name");
+	}
+	for (i = 0; i < nr_calls; i++) {
+		const struct bpfstash_call *cl = &calls[i];
+		static const uint8_t zeros[BPFSTASH_HASH_SIZE];
+		bool stashed = memcmp(cl->hash, zeros, sizeof(zeros));
+		char name[BPFSTASH_NAME_LEN + 1];
+		const char *ck;
+
+		tag_hex(cl->tag, tag);
+		bpfstash_hash_format(cl->hash, entry);
+		snprintf(name, sizeof(name), "%.*s", BPFSTASH_NAME_LEN, cl->name);
+		ck = kind_str(bpfstash_call_kind_name(cl->kind), cl->kind, kind, sizeof(kind));
+		if (json_wtr) {
+			jsonw_start_object(json_wtr);
+			jsonw_string_field(json_wtr, "kind", ck);
+			jsonw_uint_field(json_wtr, "prog_id", cl->prog_id);
+			jsonw_string_field(json_wtr, "tag", tag);
+			jsonw_string_field(json_wtr, "name", name);
+			json_hex_field("addr", cl->addr);
+			if (stashed)
+				jsonw_string_field(json_wtr, "entry", entry);
+			else
+				jsonw_null_field(json_wtr, "entry");
+			jsonw_end_object(json_wtr);
+		} else {
+			printf("  %3u %-10s %8u %s %-40s %s\n", i, ck, cl->prog_id, tag,
+			       stashed ? entry : "-", name[0] ? name : "-");
 		}
 	}
 	if (json_wtr) {

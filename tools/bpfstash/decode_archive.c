@@ -37,7 +37,8 @@ static bool entry_file(const char *name)
 {
 	unsigned int i;
 
-	if (!strcmp(name, "meta") || !strcmp(name, "funcs"))
+	/* "calls": an image's, only in its entry (libbpfstash checks that) */
+	if (!strcmp(name, "meta") || !strcmp(name, "funcs") || !strcmp(name, "calls"))
 		return true;
 	for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
 		if (!strcmp(name, bpfstash_blob_file(i)))

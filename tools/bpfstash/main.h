@@ -20,7 +20,7 @@
 #define EXIT_USAGE	64	/* EX_USAGE */
 #define EXIT_NOSTASH	69	/* EX_UNAVAILABLE: the stash cannot be opened */
 
-#define BPFSTASH_TOOL_VERSION "0.3"
+#define BPFSTASH_TOOL_VERSION "0.4"
 
 struct opts {
 	const char *root;	/* --root */
