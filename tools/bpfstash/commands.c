@@ -232,8 +232,8 @@ int do_show(int argc, char **argv)
 		printf("prog_id          %u\n", m->prog_id);
 		printf("prog_type        %u\n", c->prog_type);
 		if (is_image(m))
-			printf("image            %s (%u calls)\n", image_kind(m, kind, sizeof(kind)),
-			       nr_calls);
+			printf("image            %s (%u call%s)\n", image_kind(m, kind, sizeof(kind)),
+			       nr_calls, nr_calls == 1 ? "" : "s");
 		printf("tag              %s\n", tag);
 		printf("state            %s\n", bpfstash_entry_loaded(e) ? "loaded" : "unloaded");
 		printf("load_time        %s\n", load);
