@@ -174,6 +174,53 @@ static void bpfstash_print_time(struct seq_file *m, const char *key, u64 real_ns
 		   div_u64(boot_ns, NSEC_PER_SEC), boot_ns % NSEC_PER_SEC);
 }
 
+/* A name from a table of names, or the number when it is not in it. */
+static void bpfstash_show_name(struct seq_file *m, const char *const *names, u32 nr, u32 v)
+{
+	if (v < nr && names[v])
+		seq_puts(m, names[v]);
+	else
+		seq_printf(m, "%u", v);
+}
+
+/* The lines an image's info has besides a program's: its kind, its calls. */
+static void bpfstash_image_show(struct seq_file *m, const struct bpfstash_entry *e,
+				const struct bpfstash_content *c)
+{
+	static const char *const images[] = {
+		[BPFSTASH_IMAGE_TRAMPOLINE]	= "trampoline",
+		[BPFSTASH_IMAGE_STRUCT_OPS]	= "struct_ops",
+		[BPFSTASH_IMAGE_DISPATCHER]	= "dispatcher",
+	};
+	static const char *const kinds[] = {
+		[BPFSTASH_CALL_FENTRY]		= "fentry",
+		[BPFSTASH_CALL_FEXIT]		= "fexit",
+		[BPFSTASH_CALL_MODIFY_RETURN]	= "fmod_ret",
+		[BPFSTASH_CALL_STRUCT_OPS]	= "struct_ops",
+		[BPFSTASH_CALL_DISPATCH]	= "dispatch",
+	};
+	static const u8 none[BPFSTASH_HASH_SIZE];
+	u32 size = bpfstash_entry_size(e, BPFSTASH_DATA_CALLS), off, len;
+	const struct bpfstash_call *call;
+
+	seq_printf(m, "%-16s ", "image");
+	bpfstash_show_name(m, images, ARRAY_SIZE(images), c->expected_attach_type);
+	seq_putc(m, '\n');
+	/* Records are 64 bytes: they never straddle two pieces. */
+	for (off = 0; off + sizeof(*call) <= size; off += sizeof(*call)) {
+		call = bpfstash_entry_at(e, BPFSTASH_DATA_CALLS, off, &len);
+		seq_printf(m, "%-16s ", "call");
+		bpfstash_show_name(m, kinds, ARRAY_SIZE(kinds), call->kind);
+		seq_printf(m, " prog_id %u tag %*phN entry ", call->prog_id,
+			   BPFSTASH_TAG_SIZE, call->tag);
+		if (memcmp(call->hash, none, sizeof(none)))
+			seq_printf(m, "%*phN", BPFSTASH_HASH_SIZE, call->hash);
+		else
+			seq_putc(m, '-');
+		seq_printf(m, " name %.*s\n", BPFSTASH_NAME_LEN, call->name);
+	}
+}
+
 static int bpfstash_info_show(struct seq_file *m, void *v)
 {
 	const struct bpfstash_entry *e = m->private;
@@ -206,6 +253,8 @@ static int bpfstash_info_show(struct seq_file *m, void *v)
 		   meta.attach_func_name[0] ? meta.attach_func_name : "-",
 		   c->attach_btf_id, meta.attach_btf_obj_id);
 	seq_printf(m, "%-16s %llu\n", "bytes", meta.bytes);
+	if (c->prog_type == BPF_PROG_TYPE_UNSPEC)
+		bpfstash_image_show(m, e, c);
 	return 0;
 }
 
@@ -433,6 +482,8 @@ const struct bpfstash_file bpfstash_files[] = {
 	{ "info",		&bpfstash_info_fops },
 	{ "functions",		&bpfstash_functions_fops },
 	{ "lines",		&bpfstash_lines_fops },
+	{ "calls",		&bpfstash_data_fops,	bpfstash_data_size, BPFSTASH_DATA_CALLS,
+				.optional = true },
 };
 
 const unsigned int bpfstash_nr_files = ARRAY_SIZE(bpfstash_files);

@@ -324,6 +324,8 @@ static struct dentry *bpfstash_entry_lookup_file(struct inode *dir, struct dentr
 		if (strlen(f->name) != dentry->d_name.len ||
 		    memcmp(f->name, dentry->d_name.name, dentry->d_name.len))
 			continue;
+		if (!bpfstash_has_file(e, f))
+			break;
 		inode = bpfstash_new_inode(dir->i_sb, dir->i_ino + 1 + i,
 					   bpfstash_entry_mode(dir->i_sb, S_IFREG));
 		if (!inode)
@@ -343,6 +345,7 @@ static struct dentry *bpfstash_entry_lookup_file(struct inode *dir, struct dentr
 static int bpfstash_entry_iterate(struct file *file, struct dir_context *ctx)
 {
 	struct inode *dir = file_inode(file);
+	struct bpfstash_entry *e = bpfstash_inode_entry(dir);
 	unsigned int i;
 
 	if (!dir_emit_dots(file, ctx))
@@ -350,7 +353,8 @@ static int bpfstash_entry_iterate(struct file *file, struct dir_context *ctx)
 	for (i = ctx->pos - 2; i < bpfstash_nr_files; i++) {
 		const struct bpfstash_file *f = &bpfstash_files[i];
 
-		if (!dir_emit(ctx, f->name, strlen(f->name), dir->i_ino + 1 + i, DT_REG))
+		if (bpfstash_has_file(e, f) &&
+		    !dir_emit(ctx, f->name, strlen(f->name), dir->i_ino + 1 + i, DT_REG))
 			return 0;
 		ctx->pos++;
 	}

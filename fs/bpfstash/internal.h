@@ -20,14 +20,24 @@
 /*
  * The files of an entry directory: binary files show one of the entry's
  * data (@data) as the store holds it, text files are rendered on read by
- * @fops.  @size gives i_size; NULL for text files, which have none.
+ * @fops.  @size gives i_size; NULL for text files, which have none.  An
+ * @optional file is only there in entries where it is not empty (an
+ * image's calls).
  */
 struct bpfstash_file {
 	const char *name;
 	const struct file_operations *fops;
 	loff_t (*size)(const struct bpfstash_entry *e, const struct bpfstash_file *f);
 	enum bpfstash_data data;
+	bool optional;
 };
+
+/* Whether @e's directory has the file @f. */
+static inline bool bpfstash_has_file(const struct bpfstash_entry *e,
+				     const struct bpfstash_file *f)
+{
+	return !f->optional || bpfstash_entry_size(e, f->data);
+}
 
 extern const struct bpfstash_file bpfstash_files[];
 extern const unsigned int bpfstash_nr_files;

@@ -28,6 +28,7 @@ enum bpfstash_data {
 	BPFSTASH_DATA_JITED_LINE_INFO,
 	BPFSTASH_DATA_FUNC_INFO,
 	BPFSTASH_DATA_BTF,
+	BPFSTASH_DATA_CALLS,
 	BPFSTASH_DATA_FUNCS,
 	BPFSTASH_NR_DATA,
 };
@@ -131,10 +132,46 @@ static inline void bpfstash_prog_unload(struct bpf_prog *prog)
 		__bpfstash_prog_unload(prog);
 }
 
+/*
+ * Images: BPF text that is not a program (kernel/bpf/stash_image.c).  Each
+ * load hook is called when a new image is written and read-only, before
+ * anything calls it, in process context; the image keeps its entry in its
+ * bpf_ksym.  Costs a static branch while the store is stopped.
+ */
+void __bpfstash_trampoline_load(struct bpf_tramp_image *im, struct bpf_tramp_links *tlinks);
+void __bpfstash_struct_ops_load(struct bpf_ksym *ksym, struct bpf_prog *prog);
+void __bpfstash_dispatcher_load(struct bpf_dispatcher *d, void *image, u32 size);
+void bpfstash_image_unload(struct bpf_ksym *ksym);
+
+static inline void bpfstash_trampoline_load(struct bpf_tramp_image *im,
+					    struct bpf_tramp_links *tlinks)
+{
+	if (static_branch_unlikely(&bpfstash_active))
+		__bpfstash_trampoline_load(im, tlinks);
+}
+
+static inline void bpfstash_struct_ops_load(struct bpf_ksym *ksym, struct bpf_prog *prog)
+{
+	if (static_branch_unlikely(&bpfstash_active))
+		__bpfstash_struct_ops_load(ksym, prog);
+}
+
+static inline void bpfstash_dispatcher_load(struct bpf_dispatcher *d, void *image, u32 size)
+{
+	if (static_branch_unlikely(&bpfstash_active))
+		__bpfstash_dispatcher_load(d, image, size);
+}
+
 #else /* !CONFIG_BPFSTASH */
 
 static inline void bpfstash_prog_load(struct bpf_prog *prog) { }
 static inline void bpfstash_prog_unload(struct bpf_prog *prog) { }
+static inline void bpfstash_trampoline_load(struct bpf_tramp_image *im,
+					    struct bpf_tramp_links *tlinks) { }
+static inline void bpfstash_struct_ops_load(struct bpf_ksym *ksym, struct bpf_prog *prog) { }
+static inline void bpfstash_dispatcher_load(struct bpf_dispatcher *d, void *image,
+					    u32 size) { }
+static inline void bpfstash_image_unload(struct bpf_ksym *ksym) { }
 
 #endif /* CONFIG_BPFSTASH */
 

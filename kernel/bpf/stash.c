@@ -93,6 +93,7 @@ struct bpfstash_store bpfstash_store = {
 	/* bpfstash_store_stop() sets them back to the defaults below. */
 	.state = __SEQLOCK_UNLOCKED(bpfstash_store.state),
 	.index = XARRAY_INIT(bpfstash_store.index, XA_FLAGS_ALLOC),
+	.images = LIST_HEAD_INIT(bpfstash_store.images),
 	.max_bytes = BPFSTASH_DEFAULT_MAX_BYTES,
 	.max_entries = BPFSTASH_DEFAULT_MAX_ENTRIES,
 };
@@ -109,7 +110,7 @@ static const struct rhashtable_params bpfstash_entry_params = {
 };
 
 /* Where byte @off of @e's funcs file is, and in @len how far it is contiguous. */
-static const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len)
+const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len)
 {
 	return bpfstash_piece(e->funcs, e->funcs_segs, e->meta.content.funcs_size, off, len);
 }
@@ -170,7 +171,7 @@ static u64 bpfstash_entry_bytes(const struct bpfstash_entry *e)
  * pieces as a blob is held when one allocation would waste more (up to
  * half its size in a kmalloc() bucket).
  */
-static int bpfstash_funcs_alloc(struct bpfstash_entry *e, u32 size)
+int bpfstash_funcs_alloc(struct bpfstash_entry *e, u32 size)
 {
 	u32 nr;
 
@@ -202,7 +203,7 @@ static void bpfstash_funcs_free(struct bpfstash_entry *e)
  * period is over.  Its blobs are its own, except those found stored, on
  * which it holds a reference.
  */
-static void bpfstash_entry_free(struct bpfstash_entry *e)
+void bpfstash_entry_free(struct bpfstash_entry *e)
 {
 	int i;
 
@@ -242,7 +243,7 @@ static void bpfstash_entry_free_rcu(struct rcu_head *rcu)
 }
 
 /* A new entry, unlisted, with one reference. */
-static struct bpfstash_entry *bpfstash_entry_alloc(void)
+struct bpfstash_entry *bpfstash_entry_alloc(void)
 {
 	struct bpfstash_entry *e;
 
@@ -558,29 +559,33 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 	return 0;
 }
 
+/* A new entry's load time, @boot ns since boot, and the same as wall time. */
+void bpfstash_entry_set_load_time(struct bpfstash_entry *e, u64 boot)
+{
+	u64 now_boot = ktime_get_boottime_ns(), now_real = ktime_get_real_ns();
+
+	e->meta.load_time = boot;
+	e->meta.load_time_real = now_real - min(now_real, now_boot - boot);
+	e->last_access = e->meta.load_time_real;
+}
+
 /*
  * Copy what bpf_prog_get_info_by_fd() would return for @prog into a new,
  * unlisted entry, and name it.  @funcs_size is bpfstash_funcs_size(@prog),
  * which the caller has already computed to check the limits.
  */
 static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
-			     struct bpfstash_entry **out, struct bpfstash_hash_acct *acct)
+			     struct bpfstash_entry *e, struct bpfstash_hash_acct *acct)
 {
 	struct bpf_prog_aux *aux = prog->aux;
 	u32 nr_funcs = aux->func_cnt ?: 1, off, i;
 	struct bpfstash_content *c;
-	struct bpfstash_entry *e;
 	struct bpfstash_blob *b;
-	u64 now_boot, now_real;
 	int err;
-
-	e = bpfstash_entry_alloc();
-	if (!e)
-		return -ENOMEM;
 
 	err = bpfstash_snapshot_funcs(prog, nr_funcs, funcs_size, e);
 	if (err)
-		goto err;
+		return err;
 
 	c = &e->meta.content;
 	c->version = BPFSTASH_VERSION;
@@ -603,10 +608,8 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 
 	/* The functions are not contiguous; copy them back to back. */
 	b = bpfstash_blob_alloc(c->jited_len);
-	if (!b) {
-		err = -ENOMEM;
-		goto err;
-	}
+	if (!b)
+		return -ENOMEM;
 	b->seen_key = 0;	/* addresses inside: never the same bytes again */
 	for (i = 0, off = 0; i < nr_funcs; i++) {
 		const struct bpf_prog *f = bpfstash_func(prog, i);
@@ -617,35 +620,29 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 	e->blobs[BPFSTASH_BLOB_JITED] = b;
 	err = bpfstash_blob_digest(b, acct);
 	if (err)
-		goto err;
+		return err;
 
 	b = bpfstash_blob_new(aux->linfo, aux->nr_linfo * sizeof(struct bpf_line_info),
 			      &bpfstash_store.blob_dedup, acct);
-	if (IS_ERR(b)) {
-		err = PTR_ERR(b);
-		goto err;
-	}
+	if (IS_ERR(b))
+		return PTR_ERR(b);
 	e->blobs[BPFSTASH_BLOB_LINE_INFO] = b;
 
 	err = bpfstash_snapshot_jited_lines(prog, nr_funcs,
 					    &e->blobs[BPFSTASH_BLOB_JITED_LINE_INFO], acct);
 	if (err)
-		goto err;
+		return err;
 
 	b = bpfstash_blob_new(aux->func_info,
 			      aux->func_info_cnt * sizeof(struct bpf_func_info),
 			      &bpfstash_store.blob_dedup, acct);
-	if (IS_ERR(b)) {
-		err = PTR_ERR(b);
-		goto err;
-	}
+	if (IS_ERR(b))
+		return PTR_ERR(b);
 	e->blobs[BPFSTASH_BLOB_FUNC_INFO] = b;
 
 	b = bpfstash_btf_blob(aux->btf, acct);
-	if (IS_ERR(b)) {
-		err = PTR_ERR(b);
-		goto err;
-	}
+	if (IS_ERR(b))
+		return PTR_ERR(b);
 	e->blobs[BPFSTASH_BLOB_BTF] = b;
 	c->btf_size = b ? b->size : 0;
 
@@ -657,21 +654,9 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 	if (aux->attach_func_name)
 		strscpy(e->meta.attach_func_name, aux->attach_func_name,
 			sizeof(e->meta.attach_func_name));
-	now_boot = ktime_get_boottime_ns();
-	now_real = ktime_get_real_ns();
-	e->meta.load_time = aux->load_time;
-	e->meta.load_time_real = now_real - min(now_real, now_boot - aux->load_time);
-	e->last_access = e->meta.load_time_real;
+	bpfstash_entry_set_load_time(e, aux->load_time);
 
-	err = bpfstash_content_hash(c, e->funcs, e->funcs_segs, e->blobs, e->meta.hash, acct);
-	if (err)
-		goto err;
-	*out = e;
-	return 0;
-
-err:
-	bpfstash_entry_free(e);
-	return err;
+	return bpfstash_content_hash(c, e->funcs, e->funcs_segs, e->blobs, e->meta.hash, acct);
 }
 
 /*
@@ -697,17 +682,59 @@ static void bpfstash_entry_reload(struct bpfstash_entry *e, const struct bpfstas
 }
 
 /*
- * Make a snapshot visible, deduplicating its blobs against stored ones.
- * Returns 0 with *@stored set to the entry now holding @prog: @e, or an
- * unloaded entry with the same content (a program loaded again at the
- * address of an identical one that is gone), whose state then describes
- * @prog.  Or -ENOSPC when the limits refuse it, -ENOMEM, -ENODEV when the
- * store is not active, -EEXIST when @prog already has an entry.  Unless
- * *@stored == @e, the snapshot is left as it was for the caller to free:
- * that also keeps fault injection (fail_function) on this function
- * leak-free.
+ * Under bpfstash_store.lock: give the live program or image whose entry
+ * pointer is @slot the entry @e, with a reference of its own.  An image's
+ * entry is also listed, so that stopping the store can take it back.
  */
-static noinline int bpfstash_store_insert(struct bpf_prog *prog,
+static void bpfstash_entry_attach(struct bpfstash_entry *e, struct bpfstash_entry **slot,
+				  bool image)
+{
+	lockdep_assert_held(&bpfstash_store.lock);
+	refcount_inc(&e->ref);
+	if (!image) {
+		WRITE_ONCE(*slot, e);
+		return;
+	}
+	write_seqlock_bh(&bpfstash_store.state);
+	e->owner = slot;
+	list_add(&e->image_node, &bpfstash_store.images);
+	WRITE_ONCE(*slot, e);
+	write_sequnlock_bh(&bpfstash_store.state);
+}
+
+/*
+ * The program or image of @e is gone (@gone), or the store stops and takes
+ * @e from it: clear BPFSTASH_ENTRY_LIVE, with the unload time if @gone, in
+ * one write section.  The caller took @e from its owner.  Any context.
+ */
+void bpfstash_entry_unloaded(struct bpfstash_entry *e, bool gone)
+{
+	bool live;
+
+	write_seqlock_bh(&bpfstash_store.state);
+	if (gone) {
+		e->meta.unload_time = ktime_get_boottime_ns();
+		e->meta.unload_time_real = ktime_get_real_ns();
+	}
+	live = test_and_clear_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
+	write_sequnlock_bh(&bpfstash_store.state);
+	if (live)
+		atomic_dec(&bpfstash_store.nr_live);
+}
+
+/*
+ * Make a snapshot visible, deduplicating its blobs against stored ones,
+ * and give it to the program or image whose entry pointer is @slot (@image
+ * says which).  Returns 0 with *@stored set to the entry now held there:
+ * @e, or an unloaded entry with the same content (a program loaded again
+ * at the address of an identical one that is gone), whose state then
+ * describes this load.  Or -ENOSPC when the limits refuse it, -ENOMEM,
+ * -ENODEV when the store is not active, -EEXIST when the owner already
+ * has an entry.  Unless *@stored == @e, the snapshot is left as it was for
+ * the caller to free: that also keeps fault injection (fail_function) on
+ * this function leak-free.
+ */
+static noinline int bpfstash_store_insert(struct bpfstash_entry **slot, bool image,
 					  struct bpfstash_entry *e,
 					  struct bpfstash_entry **stored)
 {
@@ -723,7 +750,7 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 		err = -ENODEV;
 		goto unlock;
 	}
-	if (READ_ONCE(prog->aux->stash)) {
+	if (READ_ONCE(*slot)) {
 		err = -EEXIST;
 		goto unlock;
 	}
@@ -739,8 +766,7 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 		bpfstash_entry_reload(old_entry, &e->meta);
 		WRITE_ONCE(old_entry->last_access, e->last_access);
 		atomic_inc(&bpfstash_store.nr_live);
-		refcount_inc(&old_entry->ref);
-		WRITE_ONCE(prog->aux->stash, old_entry);
+		bpfstash_entry_attach(old_entry, slot, image);
 		mutex_unlock(&bpfstash_store.lock);
 		atomic64_inc(&bpfstash_store.reloaded);
 		*stored = old_entry;
@@ -800,9 +826,8 @@ static noinline int bpfstash_store_insert(struct bpf_prog *prog,
 	set_bit(BPFSTASH_ENTRY_STORED, &e->flags);
 	set_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
 	atomic_inc(&bpfstash_store.nr_live);
-	/* The initial reference is the store's; take one for the program. */
-	refcount_inc(&e->ref);
-	WRITE_ONCE(prog->aux->stash, e);
+	/* The initial reference is the store's; the owner takes one. */
+	bpfstash_entry_attach(e, slot, image);
 	mutex_unlock(&bpfstash_store.lock);
 
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
@@ -838,65 +863,57 @@ unlock:
 ALLOW_ERROR_INJECTION(bpfstash_store_insert, ERRNO);
 
 /*
- * The memory the entry of @prog will hold at least, to the byte: the entry,
- * its funcs file and its image.  Other blobs may be found stored, and then
- * cost nothing.  A store with less room left refuses the program before
- * copying or hashing anything, so a full store costs a load next to
- * nothing.
+ * The memory an entry will hold at least, to the byte: the entry, its funcs
+ * file of @funcs_size bytes and its image of @jited_len.  Other blobs may be
+ * found stored, and then cost nothing.  A store with less room left refuses
+ * the program or image before copying or hashing anything, so a full store
+ * costs a load next to nothing.
  */
-static u64 bpfstash_min_bytes(const struct bpf_prog *prog, u32 funcs_size)
+u64 bpfstash_min_bytes(u32 funcs_size, u32 jited_len)
 {
-	u32 nr_funcs = prog->aux->func_cnt ?: 1, jited = 0, nr, i;
+	u32 nr;
 
-	for (i = 0; i < nr_funcs; i++)
-		jited += bpfstash_func(prog, i)->jited_len;
 	return kmem_cache_size(bpfstash_entry_cache) + bpfstash_funcs_cost(funcs_size) +
-	       bpfstash_blob_cost(jited, &nr);
+	       bpfstash_blob_cost(jited_len, &nr);
 }
 
-/* The entry @prog already has, with a reference, or NULL. */
-static struct bpfstash_entry *bpfstash_prog_entry(struct bpf_prog *prog)
+/* The entry in @slot (a program's or an image's), with a reference, or NULL. */
+static struct bpfstash_entry *bpfstash_slot_entry(struct bpfstash_entry **slot)
 {
 	struct bpfstash_entry *e;
 
 	/* Entries are freed after a grace period; stopping may detach this one. */
 	rcu_read_lock();
-	e = READ_ONCE(prog->aux->stash);
+	e = READ_ONCE(*slot);
 	if (e && !refcount_inc_not_zero(&e->ref))
 		e = NULL;
 	rcu_read_unlock();
 	return e;
 }
 
-/* What storing one program came to, for the bpfstash_store tracepoint. */
-struct bpfstash_result {
-	int outcome;			/* enum bpfstash_outcome */
-	u64 bytes;			/* what the store grew by */
-	struct bpfstash_hash_acct hashed;
-};
-
-/*
- * Store @prog.  Returns the PERF_RECORD_MMAP3 flags that describe the
- * outcome, with *@e set to the entry (with a reference) when it has one:
- * a program the start's walk stored first still gets its records.
- * Returns -ENOENT when the program is not one the stash may show, or the
- * stash went away, in which case no record is due.  @res, when not NULL,
- * is set to what happened, for the tracepoint.
+/**
+ * bpfstash_store_owner - store a snapshot for a program or an image
+ * @o: what to store, and for whom
+ * @preexisting: found by the start's walk, not loaded now
+ * @out: set to the entry (with a reference) when there is one
+ * @res: set to what happened, for the tracepoint, or NULL
+ *
+ * Checks the limits, takes a snapshot with @o->snapshot into a new entry,
+ * charged to the store's memory cgroup, and stores it in @o->slot.
+ * Returns the PERF_RECORD_MMAP3 flags that describe the outcome, with
+ * *@out set when there is an entry: a program the start's walk stored
+ * first still gets its records.  Returns -ENOENT when no record is due:
+ * @o->slot had an entry already and @preexisting, or the store stopped.
  */
-static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
-			       struct bpfstash_entry **out, struct bpfstash_result *res)
+int bpfstash_store_owner(const struct bpfstash_owner *o, bool preexisting,
+			 struct bpfstash_entry **out, struct bpfstash_result *res)
 {
 	struct bpfstash_result dummy = {}, *r = res ?: &dummy;
-	struct mem_cgroup *memcg, *old_memcg;
 	struct bpfstash_entry *e, *stored = NULL;
-	u32 funcs_size;
+	struct mem_cgroup *memcg, *old_memcg;
 	int err;
 
-	*out = NULL;
-	r->outcome = BPFSTASH_SKIPPED;
-	if (!bpfstash_prog_eligible(prog))
-		return -ENOENT;
-	*out = bpfstash_prog_entry(prog);
+	*out = bpfstash_slot_entry(o->slot);
 	if (*out) {
 		r->outcome = BPFSTASH_PRESENT;
 		if (!preexisting)
@@ -908,9 +925,7 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 
 	atomic64_inc(&bpfstash_store.considered);
 	/* A full store refuses before any copy or hash. */
-	funcs_size = bpfstash_funcs_size(prog);
-	if (bpfstash_over_limits(READ_ONCE(bpfstash_store.bytes),
-				 bpfstash_min_bytes(prog, funcs_size),
+	if (bpfstash_over_limits(READ_ONCE(bpfstash_store.bytes), o->min_bytes,
 				 READ_ONCE(bpfstash_store.max_bytes),
 				 READ_ONCE(bpfstash_store.nr_entries),
 				 READ_ONCE(bpfstash_store.max_entries))) {
@@ -920,9 +935,12 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 	}
 
 	memcg = bpfstash_charge_begin(&old_memcg);
-	err = bpfstash_snapshot(prog, funcs_size, &e, res ? &res->hashed : NULL);
+	e = bpfstash_entry_alloc();
+	err = e ? 0 : -ENOMEM;
 	if (!err) {
-		err = bpfstash_store_insert(prog, e, &stored);
+		err = o->snapshot(o, e, res ? &res->hashed : NULL);
+		if (!err)
+			err = bpfstash_store_insert(o->slot, o->image, e, &stored);
 		if (err || stored != e)
 			bpfstash_entry_free(e);
 		else
@@ -943,7 +961,7 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 	case -EEXIST:
 		/* Stored meanwhile by the start's walk: not a new program. */
 		atomic64_dec(&bpfstash_store.considered);
-		*out = preexisting ? NULL : bpfstash_prog_entry(prog);
+		*out = preexisting ? NULL : bpfstash_slot_entry(o->slot);
 		if (!*out)
 			return -ENOENT;
 		r->outcome = BPFSTASH_PRESENT;
@@ -961,6 +979,44 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 		r->outcome = BPFSTASH_REFUSED_NOMEM;
 		return PERF_RECORD_MMAP3_REFUSED_NOMEM;
 	}
+}
+
+/* What a program's snapshot needs besides the owner. */
+struct bpfstash_prog_owner {
+	struct bpfstash_owner owner;
+	struct bpf_prog *prog;
+	u32 funcs_size;
+};
+
+static int bpfstash_snapshot_prog(const struct bpfstash_owner *o, struct bpfstash_entry *e,
+				  struct bpfstash_hash_acct *acct)
+{
+	const struct bpfstash_prog_owner *po = container_of(o, struct bpfstash_prog_owner, owner);
+
+	return bpfstash_snapshot(po->prog, po->funcs_size, e, acct);
+}
+
+/* Store @prog: bpfstash_store_owner(), for a program the stash may show. */
+static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
+			       struct bpfstash_entry **out, struct bpfstash_result *res)
+{
+	struct bpfstash_prog_owner po = {
+		.owner.slot = &prog->aux->stash,
+		.owner.snapshot = bpfstash_snapshot_prog,
+		.prog = prog,
+	};
+	u32 nr_funcs = prog->aux->func_cnt ?: 1, jited = 0, i;
+
+	*out = NULL;
+	if (res)
+		res->outcome = BPFSTASH_SKIPPED;
+	if (!bpfstash_prog_eligible(prog))
+		return -ENOENT;
+	po.funcs_size = bpfstash_funcs_size(prog);
+	for (i = 0; i < nr_funcs; i++)
+		jited += bpfstash_func(prog, i)->jited_len;
+	po.owner.min_bytes = bpfstash_min_bytes(po.funcs_size, jited);
+	return bpfstash_store_owner(&po.owner, preexisting, out, res);
 }
 
 void __bpfstash_prog_load(struct bpf_prog *prog)
@@ -986,17 +1042,10 @@ void __bpfstash_prog_load(struct bpf_prog *prog)
 void __bpfstash_prog_unload(struct bpf_prog *prog)
 {
 	struct bpfstash_entry *e = xchg(&prog->aux->stash, NULL);
-	bool live;
 
 	if (!e)
 		return;
-	write_seqlock_bh(&bpfstash_store.state);
-	e->meta.unload_time = ktime_get_boottime_ns();
-	e->meta.unload_time_real = ktime_get_real_ns();
-	live = test_and_clear_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
-	write_sequnlock_bh(&bpfstash_store.state);
-	if (live)
-		atomic_dec(&bpfstash_store.nr_live);
+	bpfstash_entry_unloaded(e, true);
 	bpfstash_entry_put(e);
 }
 
@@ -1155,18 +1204,38 @@ static void bpfstash_walk_progs(bool store_them)
 		} else {
 			e = xchg(&prog->aux->stash, NULL);
 			if (e) {
-				bool live;
-
-				write_seqlock_bh(&bpfstash_store.state);
-				live = test_and_clear_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
-				write_sequnlock_bh(&bpfstash_store.state);
-				if (live)
-					atomic_dec(&bpfstash_store.nr_live);
+				bpfstash_entry_unloaded(e, false);
 				bpfstash_entry_put(e);
 			}
 		}
 		bpf_prog_put(prog);
 		cond_resched();
+	}
+}
+
+/*
+ * Take the entries of live images from them, at stop.  Under the state
+ * lock an image's unload (bpfstash_image_unload()) and this each find the
+ * entry in its owner or not at all, and the owner's memory is only freed
+ * after its unload: *@e->owner is still there here.
+ */
+static void bpfstash_detach_images(void)
+{
+	struct bpfstash_entry *e, *next;
+	LIST_HEAD(detached);
+
+	write_seqlock_bh(&bpfstash_store.state);
+	list_splice_init(&bpfstash_store.images, &detached);
+	list_for_each_entry(e, &detached, image_node) {
+		WRITE_ONCE(*e->owner, NULL);
+		e->owner = NULL;
+	}
+	write_sequnlock_bh(&bpfstash_store.state);
+
+	list_for_each_entry_safe(e, next, &detached, image_node) {
+		list_del_init(&e->image_node);
+		bpfstash_entry_unloaded(e, false);
+		bpfstash_entry_put(e);
 	}
 }
 
@@ -1279,8 +1348,9 @@ static void bpfstash_store_deactivate(void)
 				    lockdep_is_held(&bpfstash_store.lock));
 	mutex_unlock(&bpfstash_store.lock);
 
-	/* Loaded programs hold their entries; let go of them too. */
+	/* Loaded programs and images hold their entries; let go of them too. */
 	bpfstash_walk_progs(false);
+	bpfstash_detach_images();
 
 	if (memcg) {
 		synchronize_rcu();

@@ -29,6 +29,7 @@ enum bpfstash_blob_id {
 	BPFSTASH_BLOB_JITED_LINE_INFO = BPFSTASH_DATA_JITED_LINE_INFO,
 	BPFSTASH_BLOB_FUNC_INFO = BPFSTASH_DATA_FUNC_INFO,
 	BPFSTASH_BLOB_BTF = BPFSTASH_DATA_BTF,
+	BPFSTASH_BLOB_CALLS = BPFSTASH_DATA_CALLS,	/* images only, hashed if there */
 	BPFSTASH_NR_BLOBS,
 };
 
@@ -101,6 +102,10 @@ enum {
  *	one allocation would waste more (a kmalloc() bucket, up to half of
  *	it).  Use bpfstash_funcs_at() to read it.
  * @blobs: the blobs, NULL when empty
+ * @owner: for a live image's entry, where the image keeps it (its
+ *	bpf_ksym's stash), so that stopping the store can detach it; else NULL
+ * @image_node: in bpfstash_store.images while @owner is set
+ *	(@owner and @image_node change under bpfstash_store.state)
  * @rcu: frees the entry after a grace period...
  * @free_node: ...in process context, from a list (bpfstash_entry_free_work())
  */
@@ -114,6 +119,8 @@ struct bpfstash_entry {
 	u32 funcs_segs;
 	void *funcs;
 	struct bpfstash_blob *blobs[BPFSTASH_NR_BLOBS];
+	struct bpfstash_entry **owner;
+	struct list_head image_node;
 	struct rcu_head rcu;
 	struct llist_node free_node;
 };
@@ -144,6 +151,7 @@ struct bpfstash_store {
 	struct rhashtable blobs;	/* by digest */
 	struct rhashtable blobs_seen;	/* by a key of the bytes, see bpfstash_blob_seen_key() */
 	struct xarray index;		/* listing order -> entry */
+	struct list_head images;	/* entries of live images, under @state */
 	u32 next_index;
 	struct mem_cgroup __rcu *memcg;	/* charged for entries */
 
@@ -189,6 +197,41 @@ struct bpfstash_hash_acct {
 	u64 bytes;
 	u64 ns;
 };
+
+/* What storing one program or image came to, for the bpfstash_store tracepoint. */
+struct bpfstash_result {
+	int outcome;			/* enum bpfstash_outcome */
+	u64 bytes;			/* what the store grew by */
+	struct bpfstash_hash_acct hashed;
+};
+
+/**
+ * struct bpfstash_owner - what bpfstash_store_owner() stores, for whom
+ * @slot: where the program or image keeps its entry (bpf_prog_aux::stash,
+ *	bpf_ksym::stash)
+ * @image: @slot is an image's
+ * @min_bytes: bpfstash_min_bytes() of what @snapshot will make
+ * @snapshot: fill a new entry with the content, its state and its hash;
+ *	on error the caller frees the entry with what it holds
+ */
+struct bpfstash_owner {
+	struct bpfstash_entry **slot;
+	bool image;
+	u64 min_bytes;
+	int (*snapshot)(const struct bpfstash_owner *o, struct bpfstash_entry *e,
+			struct bpfstash_hash_acct *acct);
+};
+
+/* stash.c: entries */
+struct bpfstash_entry *bpfstash_entry_alloc(void);
+void bpfstash_entry_free(struct bpfstash_entry *e);
+int bpfstash_funcs_alloc(struct bpfstash_entry *e, u32 size);
+const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len);
+void bpfstash_entry_set_load_time(struct bpfstash_entry *e, u64 boot);
+void bpfstash_entry_unloaded(struct bpfstash_entry *e, bool gone);
+u64 bpfstash_min_bytes(u32 funcs_size, u32 jited_len);
+int bpfstash_store_owner(const struct bpfstash_owner *o, bool preexisting,
+			 struct bpfstash_entry **out, struct bpfstash_result *res);
 
 /* The largest piece of a segmented blob, and the smallest but its last. */
 #define BPFSTASH_BLOB_PIECE_MAX	KMALLOC_MAX_CACHE_SIZE
@@ -255,7 +298,8 @@ void bpfstash_blob_put(struct bpfstash_blob *b);
 /* stash_blob.c: digests and names */
 int bpfstash_hash_setup(void);
 int bpfstash_blob_digest(struct bpfstash_blob *b, struct bpfstash_hash_acct *acct);
-u64 bpfstash_content_hashed(const struct bpfstash_content *content);
+u64 bpfstash_content_hashed(const struct bpfstash_content *content,
+			    struct bpfstash_blob *const blobs[BPFSTASH_NR_BLOBS]);
 int bpfstash_content_hash(const struct bpfstash_content *content, const void *funcs,
 			  u32 funcs_segs, struct bpfstash_blob *const blobs[BPFSTASH_NR_BLOBS],
 			  u8 hash[BPFSTASH_HASH_SIZE], struct bpfstash_hash_acct *acct);

@@ -285,7 +285,9 @@ static void bench_check_entry(struct kunit *test, const struct bench_entry *b,
 
 	meta = bench_data(b, BENCH_META, &size);
 	KUNIT_EXPECT_MEMEQ(test, &e->meta.content, &meta->content, sizeof(meta->content));
-	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
+	/* A program has every blob but an image's calls. */
+	KUNIT_EXPECT_NULL(test, e->blobs[BPFSTASH_BLOB_CALLS]);
+	for (i = 0; i < BPFSTASH_BLOB_CALLS; i++) {
 		want = bench_data(b, bench_blob_file[i], &size);
 		KUNIT_ASSERT_EQ_MSG(test, bpfstash_entry_size(e, i), size, "blob %u", i);
 		for (off = 0; off < size; off += n) {
@@ -348,7 +350,8 @@ static void bench_hash_entry(struct crypto_shash *tfm, const struct bpfstash_ent
 			     u8 hash[SHA256_DIGEST_SIZE])
 {
 	static const char domain[] = BPFSTASH_HASH_DOMAIN;
-	u8 digests[BPFSTASH_NR_BLOBS][SHA256_DIGEST_SIZE];
+	/* A program's: every blob but an image's calls. */
+	u8 digests[BPFSTASH_BLOB_CALLS][SHA256_DIGEST_SIZE];
 	SHASH_DESC_ON_STACK(desc, tfm);
 	struct sha256_state lib;
 	const void *p;
@@ -356,7 +359,7 @@ static void bench_hash_entry(struct crypto_shash *tfm, const struct bpfstash_ent
 	int i;
 
 	desc->tfm = tfm;
-	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
+	for (i = 0; i < BPFSTASH_BLOB_CALLS; i++) {
 		const struct bpfstash_blob *b = e->blobs[i];
 
 		/* The hook knows the digest of nothing, as does this. */
@@ -391,7 +394,7 @@ static void bench_hash_entry(struct crypto_shash *tfm, const struct bpfstash_ent
 static u64 bench_hashed_bytes(const struct bpfstash_entry *e, char *calls, size_t len)
 {
 	u64 name = sizeof(BPFSTASH_HASH_DOMAIN) + sizeof(e->meta.content) +
-		   e->meta.content.funcs_size + BPFSTASH_NR_BLOBS * SHA256_DIGEST_SIZE;
+		   e->meta.content.funcs_size + BPFSTASH_BLOB_CALLS * SHA256_DIGEST_SIZE;
 	u64 bytes = name;
 	int i, at = 0;
 

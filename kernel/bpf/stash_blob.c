@@ -208,11 +208,22 @@ int bpfstash_blob_digest(struct bpfstash_blob *b, struct bpfstash_hash_acct *acc
 	return err;
 }
 
-/* The bytes bpfstash_content_hash() hashes for @content. */
-u64 bpfstash_content_hashed(const struct bpfstash_content *content)
+/*
+ * The digests the content hash covers: every blob's, but the calls blob's
+ * only in an entry that has one (an image's), so that adding it changed
+ * no program's name.
+ */
+static int bpfstash_hashed_blobs(struct bpfstash_blob *const blobs[BPFSTASH_NR_BLOBS])
+{
+	return blobs[BPFSTASH_BLOB_CALLS] ? BPFSTASH_NR_BLOBS : BPFSTASH_BLOB_CALLS;
+}
+
+/* The bytes bpfstash_content_hash() hashes for @content and @blobs. */
+u64 bpfstash_content_hashed(const struct bpfstash_content *content,
+			    struct bpfstash_blob *const blobs[BPFSTASH_NR_BLOBS])
 {
 	return sizeof(BPFSTASH_HASH_DOMAIN) + sizeof(*content) + content->funcs_size +
-	       BPFSTASH_NR_BLOBS * BPFSTASH_DIGEST_SIZE;
+	       bpfstash_hashed_blobs(blobs) * BPFSTASH_DIGEST_SIZE;
 }
 
 /**
@@ -256,13 +267,13 @@ int bpfstash_content_hash(const struct bpfstash_content *content, const void *fu
 	      crypto_shash_update(desc, (const u8 *)content, sizeof(*content));
 	for_each_piece(funcs, funcs_segs, content->funcs_size, off, p, n)
 		err = err ?: crypto_shash_update(desc, p, n);
-	for (i = 0; i < BPFSTASH_NR_BLOBS && !err; i++)
+	for (i = 0; i < bpfstash_hashed_blobs(blobs) && !err; i++)
 		err = crypto_shash_update(desc, blobs[i] ? blobs[i]->digest : empty,
 					  BPFSTASH_DIGEST_SIZE);
 	err = err ?: crypto_shash_final(desc, digest);
 	shash_desc_zero(desc);
 	memcpy(hash, digest, BPFSTASH_HASH_SIZE);
-	hashed = bpfstash_content_hashed(content);
+	hashed = bpfstash_content_hashed(content, blobs);
 	bpfstash_acct_end(acct, hashed, start);
 	return bpfstash_hashed(hashed, err);
 }

@@ -102,7 +102,46 @@ static void bpfstash_test_content_hash(struct kunit *test)
 	KUNIT_EXPECT_MEMEQ(test, hash, want, sizeof(want));
 	/* What it hashed: the domain, the content, the funcs, the digests. */
 	KUNIT_EXPECT_EQ(test, acct.bytes, 12 + sizeof(v.content) + v.content.funcs_size +
-			BPFSTASH_NR_BLOBS * BPFSTASH_DIGEST_SIZE);
+			BPFSTASH_BLOB_CALLS * BPFSTASH_DIGEST_SIZE);
+}
+
+/*
+ * An image's calls blob is hashed after the others, and only when there is
+ * one: a program's name is what it was before calls existed, and an
+ * image's is that serialisation with one more digest.
+ */
+static void bpfstash_test_content_hash_calls(struct kunit *test)
+{
+	static const char domain[] = BPFSTASH_HASH_DOMAIN;
+	static const char calls[] = "calls";
+	struct bpfstash_hash_acct acct = {};
+	struct bpfstash_test_vector v;
+	u8 hash[BPFSTASH_HASH_SIZE], want[BPFSTASH_DIGEST_SIZE];
+	u8 buf[sizeof(domain) + sizeof(v.content) + sizeof(v.funcs) +
+	       BPFSTASH_NR_BLOBS * BPFSTASH_DIGEST_SIZE];
+	size_t at = 0;
+	int i;
+
+	bpfstash_test_vector_init(test, &v);
+	v.blobs[BPFSTASH_BLOB_CALLS] = bpfstash_test_blob(test, calls, sizeof(calls));
+	KUNIT_ASSERT_EQ(test, bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash,
+						    &acct), 0);
+	/* The serialisation, written out: all six digests. */
+	memcpy(buf + at, domain, sizeof(domain));
+	at += sizeof(domain);
+	memcpy(buf + at, &v.content, sizeof(v.content));
+	at += sizeof(v.content);
+	memcpy(buf + at, v.funcs, v.content.funcs_size);
+	at += v.content.funcs_size;
+	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
+		KUNIT_ASSERT_EQ(test, bpfstash_digest(v.blobs[i] ? v.blobs[i]->data : NULL,
+						      v.blobs[i] ? v.blobs[i]->size : 0,
+						      buf + at), 0);
+		at += BPFSTASH_DIGEST_SIZE;
+	}
+	KUNIT_ASSERT_EQ(test, bpfstash_digest(buf, at, want), 0);
+	KUNIT_EXPECT_MEMEQ(test, hash, want, BPFSTASH_HASH_SIZE);
+	KUNIT_EXPECT_EQ(test, acct.bytes, at);
 }
 
 /* Every byte that is content changes the name: flip each one in turn. */
@@ -260,8 +299,8 @@ static void bpfstash_test_store(struct kunit *test)
 	/* Two programs of one object: different images, one BTF. */
 	e1 = bpfstash_test_entry(test, "image one", "shared btf");
 	e2 = bpfstash_test_entry(test, "image two", "shared btf");
-	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(p1, e1, &stored), 0);
-	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(p2, e2, &stored), 0);
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p1->aux->stash, false, e1, &stored), 0);
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p2->aux->stash, false, e2, &stored), 0);
 	KUNIT_EXPECT_PTR_EQ(test, e1->blobs[BPFSTASH_BLOB_BTF], e2->blobs[BPFSTASH_BLOB_BTF]);
 	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 2);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&bpfstash_store.blob_dedup), dedup + 1);
@@ -296,7 +335,7 @@ static void bpfstash_test_store(struct kunit *test)
 
 	/* max_entries=2: refused, and the snapshot is untouched. */
 	e3 = bpfstash_test_entry(test, "image three", "shared btf");
-	err = bpfstash_store_insert(p3, e3, &stored);
+	err = bpfstash_store_insert(&p3->aux->stash, false, e3, &stored);
 	KUNIT_EXPECT_EQ(test, err, -ENOSPC);
 	/* Its BTF was found by its bytes: the stored blob, one more reference. */
 	KUNIT_EXPECT_PTR_EQ(test, e3->blobs[BPFSTASH_BLOB_BTF], e1->blobs[BPFSTASH_BLOB_BTF]);
@@ -308,7 +347,7 @@ static void bpfstash_test_store(struct kunit *test)
 	/* A program has one entry. */
 	e3 = bpfstash_test_entry(test, "image one again", "shared btf");
 	bpfstash_store_set_limits(1 << 20, 10);
-	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(p1, e3, &stored), -EEXIST);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(&p1->aux->stash, false, e3, &stored), -EEXIST);
 	bpfstash_entry_free(e3);
 
 	/* Lookup by name, and deletion only once unloaded. */
@@ -324,7 +363,7 @@ static void bpfstash_test_store(struct kunit *test)
 
 	/* Loaded again at the same address, identical: the same entry, live. */
 	e3 = bpfstash_test_entry(test, "image one", "shared btf");
-	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(p3, e3, &stored), 0);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(&p3->aux->stash, false, e3, &stored), 0);
 	KUNIT_EXPECT_PTR_EQ(test, stored, e1);
 	bpfstash_entry_free(e3);
 	KUNIT_EXPECT_TRUE(test, bpfstash_entry_live(e1));
@@ -383,7 +422,7 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(e->blobs[BPFSTASH_BLOB_BTF]));
 	e->meta.content.btf_size = size;
 	bpfstash_content_hash(&e->meta.content, NULL, 0, e->blobs, e->meta.hash, NULL);
-	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(p, e, &stored), 0);
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p->aux->stash, false, e, &stored), 0);
 	KUNIT_EXPECT_TRUE(test, e->blobs[BPFSTASH_BLOB_BTF]->seen);
 
 	/* The same bytes: the stored blob. */
@@ -836,6 +875,7 @@ static void bpfstash_test_state_race(struct kunit *test)
 static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE(bpfstash_test_digest),
 	KUNIT_CASE(bpfstash_test_content_hash),
+	KUNIT_CASE(bpfstash_test_content_hash_calls),
 	KUNIT_CASE(bpfstash_test_hash_covers_content),
 	KUNIT_CASE_PARAM(bpfstash_test_limits, bpfstash_limits_gen_params),
 	KUNIT_CASE(bpfstash_test_store),
