@@ -52,6 +52,7 @@ static size_t use_location(const struct bpfstash_location *l)
 static void exercise(const struct bpfstash_entry *e, const uint8_t *data, size_t size)
 {
 	uint8_t hash[BPFSTASH_HASH_SIZE];
+	const struct bpfstash_call *calls;
 	struct bpfstash_location loc;
 	volatile size_t sink = 0;
 	uint32_t i, n;
@@ -63,6 +64,14 @@ static void exercise(const struct bpfstash_entry *e, const uint8_t *data, size_t
 	sink += bpfstash_entry_loaded(e);
 	for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
 		sink += !!bpfstash_entry_blob(e, i, &bsize);
+	calls = bpfstash_entry_calls(e, &n);
+	for (i = 0; i < n; i++) {
+		const char *kind = bpfstash_call_kind_name(calls[i].kind);
+
+		sink += strlen(calls[i].name) + calls[i].prog_id + (kind ? strlen(kind) : 0);
+	}
+	if (bpfstash_image_kind_name(bpfstash_entry_meta(e)->content.expected_attach_type))
+		sink++;
 
 	n = bpfstash_entry_nr_funcs(e);
 	for (i = 0; i < n; i++) {
@@ -197,6 +206,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else if (i == FUZZ_FUNCS) {
 			files.funcs = p;
 			files.funcs_size = len;
+		} else if (i == FUZZ_CALLS) {
+			files.calls = p;
+			files.calls_size = len;
 		} else {
 			files.blobs[i - FUZZ_BLOB0] = p;
 			files.sizes[i - FUZZ_BLOB0] = len;

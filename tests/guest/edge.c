@@ -271,11 +271,86 @@ out:
 	stash_umount();
 }
 
+/* kinds.bpf.c's .bss: fentry calls first. */
+static __u64 fentry_calls(struct bpf_object *obj)
+{
+	struct bpf_map *bss = bpf_object__find_map_by_name(obj, ".bss");
+	__u64 v[6] = {};
+	int zero = 0;
+
+	if (!bss || bpf_map__lookup_elem(bss, &zero, sizeof(zero), v, sizeof(v), 0))
+		return 0;
+	return v[0];
+}
+
+/* Attach kinds_fentry, run it once through its trampoline; the link or NULL. */
+static struct bpf_link *attach_and_run(struct bpf_object *obj, const char *what)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(obj, "kinds_fentry");
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	struct bpf_link *link = bpf_program__attach(p);
+	__u64 before = fentry_calls(obj);
+
+	if (!ASSERT_PTR_OK(link, what))
+		return NULL;
+	ASSERT_OK(bpf_prog_test_run_opts(bpf_program__fd(p), &opts), what);
+	ASSERT_GT(fentry_calls(obj), before, what);
+	return link;
+}
+
+/*
+ * Trampolines under the store's limits and its stop: a full store refuses
+ * the image (counted, the attach unaffected); stopping the store while the
+ * trampoline lives takes its entry and gives all memory back; detaching
+ * after that, and attaching again once started, work as ever.
+ */
+static void test_images_limits(void)
+{
+	struct bpf_object *obj;
+	struct bpf_link *link;
+	long long full, stored, live;
+
+	/* Room for one entry: the first of kinds.bpf.o's programs. */
+	if (!ASSERT_OK(stash_mount("max_entries=1"), "mount, max_entries=1"))
+		return;
+	obj = bpf_object__open_file(test_prog_path("kinds"), NULL);
+	if (!ASSERT_PTR_OK(obj, "open kinds.bpf.o") || !ASSERT_OK(bpf_object__load(obj), "load"))
+		goto out;
+	ASSERT_EQ(stash_stat("entries"), 1, "the store is full");
+	full = stash_stat("refused_full");
+	link = attach_and_run(obj, "attach to a full store");
+	ASSERT_EQ(stash_stat("refused_full"), full + 1, "the trampoline refused, counted");
+	ASSERT_EQ(stash_stat("entries"), 1, "nothing more stored");
+	bpf_link__destroy(link);
+
+	ASSERT_OK(stash_control("max_entries=100"), "room again");
+	stored = stash_stat("stored");
+	live = stash_stat("live_entries");
+	link = attach_and_run(obj, "attach");
+	ASSERT_EQ(stash_stat("stored"), stored + 1, "the trampoline stored");
+	ASSERT_EQ(stash_stat("live_entries"), live + 1, "and live");
+	/* Stop while it lives: the entry goes, and every byte with it. */
+	ASSERT_OK(stash_control("off"), "stop");
+	ASSERT_EQ(stash_stat("bytes"), 0, "stopped: no bytes held");
+	ASSERT_EQ(stash_stat("live_entries"), 0, "no live entry");
+	bpf_link__destroy(link);	/* its image goes with no entry */
+	ASSERT_OK(stash_control("on"), "start again");
+	stored = stash_stat("stored");
+	link = attach_and_run(obj, "attach after the restart");
+	ASSERT_EQ(stash_stat("stored"), stored + 1, "the new trampoline stored");
+	bpf_link__destroy(link);
+	check_stash_views("trampolines and their program", 64);
+out:
+	bpf_object__close(obj);
+	stash_umount();
+}
+
 static const struct test tests[] = {
 	{ "256_functions", test_256_functions },
 	{ "multi_megabyte_image", test_multi_megabyte_image },
 	{ "btf_near_limit", test_btf_near_limit },
 	{ "fentry_patched", test_fentry_patched },
+	{ "images_limits", test_images_limits },
 	{}
 };
 

@@ -8,9 +8,11 @@
  * kernel's BTF object), and outlives the program.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,7 +26,7 @@
 #include "../lib/proginfo.h"
 #include "../lib/stashfs.h"
 #include "../lib/entrycheck.h"
-#include "../../include/uapi/linux/bpfstash.h"
+#include "../../tools/lib/bpfstash/libbpfstash.h"
 
 #define MAX_NEW 64
 
@@ -349,11 +351,455 @@ static void test_bpftrace_kfunc(void)
 	stash_umount();
 }
 
+/* An image's entry, as the binary files give it. */
+struct image_entry {
+	char hex[41];
+	struct bpfstash_meta m;
+	struct bpfstash_func f;
+	char name[128];
+	struct bpfstash_call calls[64];
+	int nr_calls;
+	unsigned char *jited;
+	size_t jited_size;
+};
+
+/* Read image entry @hex; 0, or -1 if it is not an image's or cannot be read. */
+static int image_read(const char *hex, struct image_entry *im)
+{
+	void *buf = NULL;
+	size_t size;
+	const char *names;
+
+	memset(im, 0, sizeof(*im));
+	snprintf(im->hex, sizeof(im->hex), "%s", hex);
+	if (stash_read(hex, "meta", &buf, &size) || size != sizeof(im->m))
+		goto err;
+	memcpy(&im->m, buf, sizeof(im->m));
+	free(buf);
+	buf = NULL;
+	if (im->m.content.prog_type != 0 || im->m.content.nr_funcs != 1)
+		return -1;
+	if (stash_read(hex, "funcs", &buf, &size) || size < sizeof(im->f) + 1)
+		goto err;
+	memcpy(&im->f, buf, sizeof(im->f));
+	names = (const char *)buf + sizeof(im->f) + im->f.name_off;
+	snprintf(im->name, sizeof(im->name), "%.*s", (int)(size - sizeof(im->f) - im->f.name_off),
+		 names);
+	free(buf);
+	buf = NULL;
+	if (!stash_read(hex, "calls", &buf, &size)) {
+		if (size % sizeof(struct bpfstash_call) || size > sizeof(im->calls))
+			goto err;
+		memcpy(im->calls, buf, size);
+		im->nr_calls = size / sizeof(struct bpfstash_call);
+		free(buf);
+		buf = NULL;
+	}
+	if (stash_read(hex, "jited", &buf, &size))
+		goto err;
+	im->jited = buf;
+	im->jited_size = size;
+	return 0;
+err:
+	free(buf);
+	return -1;
+}
+
+/*
+ * The image entries of kind @kind whose function is @name, into @out (at
+ * most @max); returns how many there are.
+ */
+static int image_find(__u32 kind, const char *name, struct image_entry *out, int max)
+{
+	struct image_entry im;
+	struct dirent *d;
+	DIR *dir = opendir(STASH_ROOT);
+	int n = 0;
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		if (strlen(d->d_name) != 40 || image_read(d->d_name, &im))
+			continue;
+		if (im.m.content.expected_attach_type != kind || strcmp(im.name, name)) {
+			free(im.jited);
+			continue;
+		}
+		if (n < max)
+			out[n] = im;
+		else
+			free(im.jited);
+		n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+static void image_free(struct image_entry *im, int n)
+{
+	while (n-- > 0)
+		free(im[n].jited);
+}
+
+/* The address of @name in /proc/kallsyms, or 0. */
+static __u64 kallsyms_addr(const char *name)
+{
+	char line[512], sym[256];
+	unsigned long long addr;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	__u64 found = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %*s %255s", &addr, sym) == 2 && !strcmp(sym, name)) {
+			found = addr;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Whether x86-64 code @code at @addr calls or jumps to @target directly:
+ * call or jmp rel32 (e8, e9), or jcc rel32 (0f 80-8f), decoded at every
+ * byte.  A false match needs a displacement that happens to land exactly
+ * on @target.
+ */
+static bool image_reaches(const unsigned char *code, size_t size, __u64 addr, __u64 target)
+{
+	size_t i, at;
+	__s32 rel;
+
+	for (i = 0; i + 5 <= size; i++) {
+		if (code[i] == 0xe8 || code[i] == 0xe9)
+			at = i + 1;
+		else if (code[i] == 0x0f && i + 6 <= size && (code[i + 1] & 0xf0) == 0x80)
+			at = i + 2;
+		else
+			continue;
+		memcpy(&rel, code + at, sizeof(rel));
+		if (addr + at + 4 + (__s64)rel == target)
+			return true;
+	}
+	return false;
+}
+
+/* The stash's entry name of program @fd, its info in @info. */
+static int prog_entry(int fd, struct bpf_prog_info *info, char hex[41])
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	if (bpf_obj_get_info_by_fd(fd, info, &len))
+		return -1;
+	return stash_find_prog(info->id, hex);
+}
+
+/* The call record @c is program @fd, called as @kind. */
+static void check_call(const struct bpfstash_call *c, int fd, __u32 kind, const char *what)
+{
+	struct bpf_prog_info info;
+	__u64 ksym = 0;
+	__u32 len = sizeof(info), nr = 1;
+	char hex[41], got[41];
+	int i;
+
+	memset(&info, 0, sizeof(info));
+	info.nr_jited_ksyms = nr;
+	info.jited_ksyms = (unsigned long)&ksym;
+	if (!ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len), what))
+		return;
+	ASSERT_EQ(c->kind, kind, what);
+	ASSERT_EQ(c->prog_id, info.id, what);
+	ASSERT_EQ(c->addr, ksym, what);
+	ASSERT_MEMEQ(c->tag, info.tag, sizeof(c->tag), what);
+	ASSERT_STREQ(c->name, info.name, what);
+	if (ASSERT_OK(stash_find_prog(info.id, hex), what)) {
+		for (i = 0; i < 20; i++)
+			sprintf(got + 2 * i, "%02x", c->hash[i]);
+		ASSERT_STREQ(got, hex, what);
+	}
+}
+
+/* Poll until image entry @hex is unloaded; its meta then in @m. */
+static bool image_unloaded(const char *hex, struct bpfstash_meta *m)
+{
+	size_t size;
+	void *buf;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (stash_read(hex, "meta", &buf, &size) || size != sizeof(*m))
+			return false;
+		memcpy(m, buf, sizeof(*m));
+		free(buf);
+		if (!(m->flags & BPFSTASH_META_LOADED))
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+/* The image entry @im verifies in libbpfstash: its hash covers its calls. */
+static void check_image_verifies(const struct image_entry *im, const char *what)
+{
+	struct bpfstash_entry *e;
+	struct bpfstash *s;
+
+	if (!ASSERT_OK(bpfstash_open(STASH_ROOT, &s), what))
+		return;
+	if (ASSERT_OK(bpfstash_entry_load(s, im->hex, 0, &e), what)) {
+		ASSERT_OK(bpfstash_entry_verify(e), what);
+		bpfstash_entry_free(e);
+	}
+	bpfstash_close(s);
+}
+
+/*
+ * A BPF trampoline, as fentry and fexit programs attach to one kernel
+ * function: each version of its image is an entry named by its kallsyms
+ * name, which holds its bytes, names its target, and lists the programs
+ * it calls, in order; attaching the second program replaces the first
+ * image, and detaching unloads the last.
+ */
+static void test_trampoline(void)
+{
+	struct image_entry ims[4];
+	struct bpf_link *fentry = NULL, *fexit = NULL;
+	struct bpf_prog_info info;
+	struct bpfstash_meta m;
+	struct bpf_object *obj;
+	int n, i, live = -1, gone = -1, fd_entry, fd_exit;
+	char name[64], hex[41];
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	obj = bpf_object__open_file(test_prog_path("kinds"), NULL);
+	if (!ASSERT_PTR_OK(obj, "open kinds.bpf.o") ||
+	    !ASSERT_OK(bpf_object__load(obj), "load"))
+		goto out;
+	fd_entry = bpf_program__fd(bpf_object__find_program_by_name(obj, "kinds_fentry"));
+	fd_exit = bpf_program__fd(bpf_object__find_program_by_name(obj, "kinds_fexit"));
+	fentry = bpf_program__attach(bpf_object__find_program_by_name(obj, "kinds_fentry"));
+	if (!ASSERT_PTR_OK(fentry, "attach fentry"))
+		goto out_obj;
+	fexit = bpf_program__attach(bpf_object__find_program_by_name(obj, "kinds_fexit"));
+	if (!ASSERT_PTR_OK(fexit, "attach fexit") ||
+	    !ASSERT_OK(prog_entry(fd_entry, &info, hex), "fentry's entry"))
+		goto out_links;
+
+	/*
+	 * The trampoline's name is its key: for a kernel function, the BTF
+	 * object's id, bit 31, and the function's BTF id
+	 * (bpf_trampoline_compute_key()).
+	 */
+	snprintf(name, sizeof(name), "bpf_trampoline_%llu",
+		 ((unsigned long long)info.attach_btf_obj_id << 32) | 0x80000000u |
+		 info.attach_btf_id);
+	n = image_find(BPFSTASH_IMAGE_TRAMPOLINE, name, ims, 4);
+	if (!ASSERT_EQ(n, 2, "two versions: fentry alone, then fentry and fexit"))
+		goto out_found;
+	/* The second version calls both programs, the first fentry only. */
+	live = ims[0].nr_calls == 2 ? 0 : 1;
+	gone = 1 - live;
+	ASSERT_TRUE(ims[live].m.flags & BPFSTASH_META_LOADED, "the second version is loaded");
+	/* The first one's image is freed after an RCU tasks grace period. */
+	if (!ASSERT_TRUE(image_unloaded(ims[gone].hex, &m), "the first one unloaded"))
+		goto out_found;
+	ims[gone].m = m;
+	ASSERT_STREQ(ims[live].m.content.name, "trampoline", "content.name");
+	ASSERT_EQ(ims[live].m.prog_id, 0, "no program id");
+	ASSERT_EQ(ims[live].f.addr, kallsyms_addr(name), "at its kallsyms address");
+	ASSERT_EQ(ims[live].f.len, ims[live].jited_size, "one function, the image");
+	ASSERT_TRUE(ims[live].jited_size > 0 && ims[live].jited_size <= 4096, "image size");
+	ASSERT_STREQ(ims[live].m.attach_func_name, "bpf_fentry_test1", "attached to");
+	ASSERT_EQ(ims[live].m.content.attach_btf_id, info.attach_btf_id, "attach_btf_id");
+	ASSERT_EQ(ims[live].m.attach_btf_obj_id, info.attach_btf_obj_id, "attach_btf_obj_id");
+	if (ASSERT_EQ(ims[live].nr_calls, 2, "calls fentry and fexit")) {
+		check_call(&ims[live].calls[0], fd_entry, BPFSTASH_CALL_FENTRY, "call 0");
+		check_call(&ims[live].calls[1], fd_exit, BPFSTASH_CALL_FEXIT, "call 1");
+		ASSERT_TRUE(image_reaches(ims[live].jited, ims[live].jited_size, ims[live].f.addr,
+					ims[live].calls[0].addr), "the bytes call fentry");
+		ASSERT_TRUE(image_reaches(ims[live].jited, ims[live].jited_size, ims[live].f.addr,
+					ims[live].calls[1].addr), "and fexit");
+	}
+	if (ASSERT_EQ(ims[gone].nr_calls, 1, "the first version called fentry only")) {
+		check_call(&ims[gone].calls[0], fd_entry, BPFSTASH_CALL_FENTRY, "first call 0");
+		ASSERT_TRUE(image_reaches(ims[gone].jited, ims[gone].jited_size, ims[gone].f.addr,
+					ims[gone].calls[0].addr), "its bytes call fentry");
+	}
+	ASSERT_GE(ims[gone].m.unload_time, ims[gone].m.load_time, "replaced after made");
+	ASSERT_LE(ims[gone].m.unload_time, ims[live].m.load_time + 1000000000ULL,
+		  "replaced when the second was made");
+	check_image_verifies(&ims[live], "trampoline verifies");
+	check_image_verifies(&ims[gone], "its first version verifies");
+	test__note("%s: %zu then %zu bytes, %d then %d calls", name, ims[gone].jited_size,
+		   ims[live].jited_size, ims[gone].nr_calls, ims[live].nr_calls);
+
+	bpf_link__destroy(fexit);
+	bpf_link__destroy(fentry);
+	fexit = fentry = NULL;
+	/* Detaching fexit makes a third version, detaching fentry unloads it. */
+	if (ASSERT_TRUE(image_unloaded(ims[live].hex, &m), "detached: unloaded"))
+		ASSERT_GE(m.unload_time, m.load_time, "unload time");
+	image_free(ims, 2);
+	n = image_find(BPFSTASH_IMAGE_TRAMPOLINE, name, ims, 4);
+	ASSERT_EQ(n, 3, "three versions");
+	for (i = 0; i < n && i < 4; i++)
+		ASSERT_TRUE(image_unloaded(ims[i].hex, &m), "every version unloaded");
+	check_stash_views("trampolines", 64);
+out_found:
+	image_free(ims, n < 4 ? n : 4);
+out_links:
+	bpf_link__destroy(fexit);
+	bpf_link__destroy(fentry);
+out_obj:
+	bpf_object__close(obj);
+out:
+	stash_umount();
+}
+
+/*
+ * The XDP dispatcher: BPF_PROG_TEST_RUN of an XDP program with repeat > 1
+ * puts it in the dispatcher, and takes it out after.  That version of the
+ * dispatcher is an entry that calls the program, unloaded once replaced;
+ * running again makes the same bytes, which load the same entry again.
+ */
+static void test_dispatcher(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 2 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct image_entry ims[4];
+	struct bpfstash_meta m;
+	unsigned char pkt[64] = {};
+	long long reloaded;
+	int fd, n = 0, k, mine = -1;
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "stash_xdp", "GPL", (void *)insns, 2, NULL);
+	if (!ASSERT_GE(fd, 0, "load XDP program"))
+		goto out;
+	memset(&info, 0, sizeof(info));
+	ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len), "info");
+	for (k = 0; k < 2; k++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt, .data_size_in = sizeof(pkt),
+			    .repeat = 100);
+
+		reloaded = stash_stat("reloaded");
+		if (!ASSERT_OK(bpf_prog_test_run_opts(fd, &opts), "test run, repeat 100"))
+			goto out_prog;
+		ASSERT_EQ(opts.retval, 2, "XDP_PASS");
+		image_free(ims, n < 4 ? n : 4);
+		n = image_find(BPFSTASH_IMAGE_DISPATCHER, "bpf_dispatcher_xdp", ims, 4);
+		mine = -1;
+		for (int i = 0; i < n && i < 4; i++)
+			if (ims[i].nr_calls == 1 && ims[i].calls[0].prog_id == info.id)
+				mine = mine < 0 ? i : 4;
+		if (!ASSERT_TRUE(mine >= 0 && mine < 4, "one dispatcher entry calls it"))
+			goto out_prog;
+		if (k)
+			ASSERT_EQ(stash_stat("reloaded"), reloaded + 1,
+				  "run again: the same version, its entry loaded again");
+	}
+	check_call(&ims[mine].calls[0], fd, BPFSTASH_CALL_DISPATCH, "dispatched to");
+	ASSERT_STREQ(ims[mine].m.content.name, "dispatcher", "content.name");
+	ASSERT_EQ(ims[mine].f.len, ims[mine].jited_size, "the half page in use");
+	ASSERT_TRUE(image_reaches(ims[mine].jited, ims[mine].jited_size, ims[mine].f.addr,
+				  ims[mine].calls[0].addr), "its bytes jump to the program");
+	ASSERT_TRUE(image_unloaded(ims[mine].hex, &m), "taken out after the run: unloaded");
+	check_image_verifies(&ims[mine], "dispatcher verifies");
+	test__note("bpf_dispatcher_xdp at %llx, %zu bytes, %d versions in the stash",
+		   (unsigned long long)ims[mine].f.addr, ims[mine].jited_size, n);
+	check_stash_views("the dispatcher", 64);
+out_prog:
+	close(fd);
+out:
+	image_free(ims, n < 4 ? n : 4);
+	stash_umount();
+}
+
+/*
+ * A struct_ops map (a TCP congestion control in BPF, tests/progs/tcpca.bpf.c):
+ * registering it makes a trampoline per member, each an entry named by
+ * its kallsyms name that calls the member's program and names the member;
+ * freeing the map unloads them.
+ */
+static void test_struct_ops(void)
+{
+	static const char *const members[] = { "ssthresh", "cong_avoid", "undo_cwnd" };
+	struct image_entry ims[3][2];
+	struct bpfstash_meta m;
+	struct bpf_object *obj;
+	struct bpf_link *link = NULL;
+	int found[3] = {}, i, n;
+	char name[64], prog[32];
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	obj = bpf_object__open_file(test_prog_path("tcpca"), NULL);
+	if (!ASSERT_PTR_OK(obj, "open tcpca.bpf.o") ||
+	    !ASSERT_OK(bpf_object__load(obj), "load: the members' programs and the map"))
+		goto out;
+	link = bpf_map__attach_struct_ops(bpf_object__find_map_by_name(obj, "stash_ca"));
+	if (!ASSERT_PTR_OK(link, "register the congestion control"))
+		goto out_obj;
+	for (i = 0; i < 3; i++) {
+		const struct image_entry *im = &ims[i][0];
+		int fd;
+
+		snprintf(name, sizeof(name), "bpf__tcp_congestion_ops_%s", members[i]);
+		snprintf(prog, sizeof(prog), "stash_%s", members[i]);
+		n = image_find(BPFSTASH_IMAGE_STRUCT_OPS, name, ims[i], 2);
+		found[i] = n < 2 ? n : 2;
+		if (!ASSERT_EQ(n, 1, name))
+			continue;
+		fd = bpf_program__fd(bpf_object__find_program_by_name(obj, prog));
+		ASSERT_TRUE(im->m.flags & BPFSTASH_META_LOADED, "live");
+		ASSERT_STREQ(im->m.content.name, "struct_ops", "content.name");
+		ASSERT_EQ(im->f.addr, kallsyms_addr(name), "at its kallsyms address");
+		ASSERT_STREQ(im->m.attach_func_name, members[i], "names its member");
+		if (ASSERT_EQ(im->nr_calls, 1, "calls the member's program")) {
+			check_call(&im->calls[0], fd, BPFSTASH_CALL_STRUCT_OPS, prog);
+			ASSERT_TRUE(image_reaches(im->jited, im->jited_size, im->f.addr,
+						  im->calls[0].addr), "its bytes call it");
+		}
+		check_image_verifies(im, name);
+	}
+	test__note("3 members, 3 trampolines of %zu, %zu and %zu bytes",
+		   ims[0][0].jited_size, ims[1][0].jited_size, ims[2][0].jited_size);
+	bpf_link__destroy(link);
+	link = NULL;
+	bpf_object__close(obj);
+	obj = NULL;
+	/* The map is freed after an RCU tasks grace period: poll. */
+	for (i = 0; i < 3; i++)
+		if (found[i] == 1)
+			ASSERT_TRUE(image_unloaded(ims[i][0].hex, &m), "unloaded with the map");
+	check_stash_views("struct_ops trampolines", 64);
+out_obj:
+	bpf_link__destroy(link);
+	bpf_object__close(obj);
+out:
+	for (i = 0; i < 3; i++)
+		image_free(ims[i], found[i]);
+	stash_umount();
+}
+
 static const struct test tests[] = {
 	{ "vmlinux_btf", test_vmlinux_btf },
 	{ "kernel_functions", test_kernel_functions },
 	{ "libbpf_tools", test_libbpf_tools },
 	{ "bpftrace_kfunc", test_bpftrace_kfunc },
+	{ "trampoline", test_trampoline },
+	{ "dispatcher", test_dispatcher },
+	{ "struct_ops", test_struct_ops },
 	{}
 };
 

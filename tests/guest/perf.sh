@@ -26,6 +26,8 @@
 #                    samples keep their function names, the rest resolves;
 #   kernel_function  an fentry program on a kernel function, run hot and
 #                    unloaded, resolves to its functions and source lines;
+#   trampoline       the BPF trampoline it ran through, gone too, resolves
+#                    to its bpfstash entry, which perf annotate disassembles;
 #   tracepoint       perf record -e bpfstash:bpfstash_store and perf script
 #                    show one record per load, with its program's id and
 #                    the entry MMAP3 named;
@@ -262,6 +264,39 @@ else
 	pass kernel_function
 fi
 
+# The trampoline those programs were called through (bpf_trampoline_<key>
+# of bpf_fentry_test1()), gone too: its samples are in its bpfstash entry,
+# an image's, which perf annotate disassembles.  The unpatched perf only
+# has its name, from KSYMBOL.
+"$perf" script -F ip,sym,dso -i kfunc.data > kfunc.dso 2>> kfunc.err
+tramp=$(awk '$2 ~ /^bpf_trampoline_[0-9]+$/ { print $2; exit }' kfunc.dso)
+tn=$(awk -v t="$tramp" '$2 == t' kfunc.dso | wc -l)
+thash=$(awk -v t="$tramp" '$2 == t { print $3 }' kfunc.dso | sort | uniq -c | sort -rn |
+	awk '{ print $2; exit }' | sed -n 's|^(/sys/fs/bpfstash/\([0-9a-f]\{40\}\))$|\1|p')
+for _ in $(seq 50); do	# images are freed after an RCU tasks grace period
+	[ -n "$thash" ] && [ "$("$bpfstash" -j show "$thash" | jq -r .loaded)" = false ] && break
+	sleep 0.1
+done
+if [ -z "$tramp" ] || [ "$tn" -lt 3 ]; then
+	fail trampoline "${tn:-0} samples in a bpf_trampoline_*: $(grep -m 3 bpf_tramp kfunc.dso | tr '\n' ' ')"
+elif [ -z "$thash" ]; then
+	fail trampoline "$tramp's samples are not in a bpfstash entry: $(grep -m 2 "$tramp" kfunc.dso | tr '\n' ' ')"
+elif [ "$("$bpfstash" -j show "$thash" | jq -r .loaded)" != false ]; then
+	fail trampoline "$thash ($tramp) is still loaded"
+else
+	"$perf" annotate --stdio -i kfunc.data -d "$S/$thash" > tramp.annotate 2> tramp.err
+	tinsns=$(grep -cE '^ +[0-9.]+ : +ffffffff[0-9a-f]+: +[a-z]' tramp.annotate)
+	"$base" annotate --stdio -i kfunc.data -s "$tramp" > tramp.base 2> tramp.base.err
+	binsns=$(grep -cE '^ +[0-9.]+ : +ffffffff[0-9a-f]+: +[a-z]' tramp.base)
+	tname=$("$bpfstash" -j show "$thash" | jq -r '.functions[0].name // empty')
+	if [ "$tinsns" -ge 5 ] && [ "$tname" = "$tramp" ]; then
+		note trampoline "$tn samples in $tramp (unloaded), entry $thash: perf annotate shows $tinsns instructions with samples; the unpatched perf $binsns"
+		pass trampoline
+	else
+		fail trampoline "entry $thash named '$tname', $tinsns annotated instructions: $(head -c 300 tramp.err)"
+	fi
+fi
+
 # The hook's tracepoint, as a perf user reads it: one bpfstash:bpfstash_store
 # per load, naming the program's id and the entry MMAP3 named.
 "$perf" record -a -e bpfstash:bpfstash_store -o tp.data -- "$churn" -n 10 -m 1 -l tp.log > tp.record 2>&1
@@ -308,5 +343,5 @@ else
 fi
 # What a failure needs to be understood, kept with the results.
 mkdir -p "${BPFSTASH_RESULTS:-/tmp}/perf" &&
-	cp ./*.truth ./*.misses ./*.err annotate.txt ./*.log ./*.mangle "${BPFSTASH_RESULTS:-/tmp}/perf/" 2> /dev/null
+	cp ./*.truth ./*.misses ./*.err annotate.txt tramp.annotate tramp.base ./*.log ./*.mangle "${BPFSTASH_RESULTS:-/tmp}/perf/" 2> /dev/null
 exit $rc

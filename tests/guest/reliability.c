@@ -92,11 +92,11 @@ static void faults_reach_sleeping_allocations(void)
 }
 
 /*
- * Restrict injected failures to allocations made on behalf of the load
- * hook: a stack frame inside __bpfstash_prog_load().  Returns 0, or
- * -ENOENT without the stack trace filter.
+ * Restrict injected failures to allocations made on behalf of the kernel
+ * function @fn: a stack frame inside it.  Returns 0, or -ENOENT without
+ * the stack trace filter or @fn.
  */
-static int faults_only_in_the_stash(void)
+static int faults_only_in(const char *fn)
 {
 	unsigned long long addr, start = 0, end = ~0ULL;
 	char line[512], type, name[256], val[32];
@@ -108,7 +108,7 @@ static int faults_only_in_the_stash(void)
 	while (f && fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
 			continue;
-		if (!strcmp(name, "__bpfstash_prog_load"))
+		if (!strcmp(name, fn))
 			start = addr;
 		else if (start && addr > start && addr < end)
 			end = addr;
@@ -123,6 +123,12 @@ static int faults_only_in_the_stash(void)
 	fault_attrs_write("require-end", val);
 	fault_attrs_write("stacktrace-depth", "32");
 	return 0;
+}
+
+/* Only allocations made on behalf of the program load hook. */
+static int faults_only_in_the_stash(void)
+{
+	return faults_only_in("__bpfstash_prog_load");
 }
 
 /* The kind of program a sweep loads. */
@@ -379,6 +385,115 @@ static void test_fail_nth_many(void)
 		return;
 	check_fail_nth_stash(&l);
 	capture_prog_close(&l.cp);
+}
+
+/* MMAP3 records of trampolines flagged REFUSED_NOMEM, and all of them. */
+static int tramp_nomem, tramp_records;
+
+static void count_tramp_nomem(const struct perf_event_header *h, void *ctx)
+{
+	const struct mmap3_record *m = (const void *)h;
+
+	if (h->type != PERF_RECORD_MMAP3 || m->id || strncmp(m->name, "bpf_trampoline_", 15))
+		return;
+	tramp_records++;
+	tramp_nomem += !!(m->flags & PERF_RECORD_MMAP3_REFUSED_NOMEM);
+}
+
+/*
+ * A trampoline's image under allocation failures, injected only into the
+ * allocations made to store it: the Nth fails for N = 1, 2, ...  Every
+ * attach succeeds and its program runs; each image has one MMAP3 record,
+ * and is stored, or refused, counted as refused_nomem and flagged
+ * REFUSED_NOMEM in that record.
+ */
+static void test_fail_nth_trampoline(void)
+{
+	long long stored0, refused0;
+	__u64 bssv[6], runs0 = 0;	/* kinds.bpf.c's .bss: calls first */
+	struct perf_event_attr attr;
+	struct bpf_program *prog;
+	struct bpf_object *obj;
+	struct bpf_map *bss;
+	struct ring ring;
+	char path[64], val[16];
+	int n, fd, attached = 0, zero = 0;
+	cpu_set_t set;
+	long left = 0;
+
+	faults_reach_sleeping_allocations();
+	obj = bpf_object__open_file(test_prog_path("kinds"), NULL);
+	if (!ASSERT_PTR_OK(obj, "open kinds.bpf.o"))
+		return;
+	if (!ASSERT_OK(bpf_object__load(obj), "load"))
+		goto out_obj;
+	prog = bpf_object__find_program_by_name(obj, "kinds_fentry");
+	fd = bpf_program__fd(prog);
+	bss = bpf_object__find_map_by_name(obj, ".bss");
+	if (faults_only_in("__bpfstash_trampoline_load")) {
+		test__skip("no fault injection stack trace filter, or no image hook, in this kernel");
+		goto out_obj;
+	}
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		goto out_obj;
+	ring_attr_init(&attr);
+	attr.mmap3 = 1;
+	CPU_ZERO(&set);
+	CPU_SET(sched_getcpu(), &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	if (!ASSERT_OK(ring_open(&attr, -1, sched_getcpu(), 512, &ring), "mmap3 event"))
+		goto out;
+	stored0 = stash_stat("stored");
+	refused0 = stash_stat("refused_nomem");
+	snprintf(path, sizeof(path), "/proc/thread-self/fail-nth");
+	for (n = 1; n < 1024; n++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts);
+		struct bpf_link *link;
+
+		snprintf(val, sizeof(val), "%d", n);
+		if (write_file(path, val))
+			break;
+		link = bpf_program__attach(prog);
+		left = read_long(path);
+		write_file(path, "0");
+		if (!ASSERT_PTR_OK(link, "attach succeeds whatever the stash could store"))
+			break;
+		attached++;
+		/* Through the trampoline: the test run calls bpf_fentry_test1(). */
+		ASSERT_OK(bpf_prog_test_run_opts(fd, &opts), "run");
+		memset(bssv, 0, sizeof(bssv));
+		ASSERT_OK(bpf_map__lookup_elem(bss, &zero, sizeof(zero), bssv, sizeof(bssv), 0),
+			  "read .bss");
+		ASSERT_GT(bssv[0], runs0, "the program ran");
+		runs0 = bssv[0];
+		bpf_link__destroy(link);
+		if (left != 0)
+			break;	/* not injected: every allocation was tried */
+	}
+	faults_reach_sleeping_allocations();	/* clears the filter */
+	ring_drain(&ring, count_tramp_nomem, NULL);
+	ring_close(&ring);
+	test__note("%d attaches, %d allocations failed while storing the trampoline, %d images refused",
+		   attached, n - 1, tramp_nomem);
+	ASSERT_NEQ(left, 0, "the sweep reached an attach without a failure");
+	ASSERT_GT(n, 2, "storing a trampoline allocates");
+	ASSERT_EQ(tramp_records, attached, "one MMAP3 record per trampoline");
+	/*
+	 * Not every injected failure refuses the image: kmemleak's own
+	 * allocation for each object falls back to its pool when it fails.
+	 */
+	ASSERT_GT(tramp_nomem, 0, "failures refused images, flagged REFUSED_NOMEM");
+	ASSERT_LE(tramp_nomem, n - 1, "no more than failures were injected");
+	ASSERT_EQ(stash_stat("refused_nomem") - refused0, tramp_nomem, "and counted");
+	ASSERT_EQ(stash_stat("stored") - stored0, attached - tramp_nomem, "every other one stored");
+out:
+	CPU_ZERO(&set);
+	for (n = 0; n < CPU_SETSIZE && n < 64; n++)
+		CPU_SET(n, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	stash_umount();
+out_obj:
+	bpf_object__close(obj);
 }
 
 /* fail_function: the store's insert fails with -ENOMEM, every time. */
@@ -1165,6 +1280,7 @@ static const struct test tests[] = {
 	{ "fail_nth_subprogs", test_fail_nth_subprogs, true },
 	{ "fail_nth_many", test_fail_nth_many, true },
 	{ "fail_function_insert", test_fail_function_insert, true },
+	{ "fail_nth_trampoline", test_fail_nth_trampoline, true },
 	{ "random_faults", test_random_faults, true },
 	{ "races", test_races, true },
 	{ "state_consistent", test_state_consistent, true },
