@@ -309,6 +309,7 @@ static void test_images_limits(void)
 	struct bpf_object *obj;
 	struct bpf_link *link;
 	long long full, stored, live;
+	int i;
 
 	/* Room for one entry: the first of kinds.bpf.o's programs. */
 	if (!ASSERT_OK(stash_mount("max_entries=1"), "mount, max_entries=1"))
@@ -336,9 +337,14 @@ static void test_images_limits(void)
 	bpf_link__destroy(link);	/* its image goes with no entry */
 	ASSERT_OK(stash_control("on"), "start again");
 	stored = stash_stat("stored");
+	live = stash_stat("live_entries");
 	link = attach_and_run(obj, "attach after the restart");
 	ASSERT_EQ(stash_stat("stored"), stored + 1, "the new trampoline stored");
 	bpf_link__destroy(link);
+	/* Its image is freed after an RCU tasks grace period. */
+	for (i = 0; i < 100 && stash_stat("live_entries") > live; i++)
+		usleep(100 * 1000);
+	ASSERT_EQ(stash_stat("live_entries"), live, "detached: its entry unloaded");
 	check_stash_views("trampolines and their program", 64);
 out:
 	bpf_object__close(obj);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -51,6 +52,27 @@ static const char *line_of(const char *s, size_t len, size_t n, char *buf, size_
 	nl = s < end ? memchr(s, '\n', end - s) : NULL;
 	snprintf(buf, size, "%.*s", (int)((nl ? nl : end) - s > 200 ? 200 : (nl ? nl : end) - s), s);
 	return buf;
+}
+
+/* Whether the kernel's text files of @e are libbpfstash's rendering now. */
+static bool entry_views_equal(const struct bpfstash_entry *e)
+{
+	const char *hex = bpfstash_entry_name(e), *file;
+	bool equal = true;
+	unsigned int i;
+
+	for (i = 0; equal && (file = bpfstash_view_name(i)); i++) {
+		char *want = NULL;
+		void *got = NULL;
+		size_t wlen, glen;
+
+		equal = !bpfstash_entry_render(e, file, &want, &wlen) &&
+			!stash_read(hex, file, &got, &glen) &&
+			!first_diff_line(got, glen, want, wlen);
+		free(want);
+		free(got);
+	}
+	return equal;
 }
 
 void check_entry_views(const struct bpfstash_entry *e, const char *what)
@@ -128,6 +150,21 @@ int check_stash_views(const char *what, size_t max)
 			continue;
 		if (!ASSERT_OK(err, names[k]))
 			continue;
+		/*
+		 * A live entry may be unloaded between libbpfstash's read and
+		 * the kernel's (an image is freed a grace period after its
+		 * detach): read it again then, and compare the same state.
+		 */
+		for (int tries = 0; tries < 5 && bpfstash_entry_loaded(e) &&
+		     !entry_views_equal(e); tries++) {
+			struct bpfstash_entry *again;
+
+			usleep(100 * 1000);
+			if (bpfstash_entry_load(stash, names[k], 0, &again))
+				break;
+			bpfstash_entry_free(e);
+			e = again;
+		}
 		check_entry_views(e, what);
 		bpfstash_entry_free(e);
 		checked++;
