@@ -290,7 +290,7 @@ else
 	binsns=$(grep -cE '^ +[0-9.]+ : +ffffffff[0-9a-f]+: +[a-z]' tramp.base)
 	tname=$("$bpfstash" -j show "$thash" | jq -r '.functions[0].name // empty')
 	if [ "$tinsns" -ge 5 ] && [ "$tname" = "$tramp" ]; then
-		note trampoline "$tn samples in $tramp (unloaded), entry $thash: perf annotate shows $tinsns instructions with samples; the unpatched perf $binsns"
+		note trampoline "$tn samples in $tramp (unloaded), entry $thash: perf annotate disassembles it ($tinsns instructions); the unpatched perf shows $binsns"
 		pass trampoline
 	else
 		fail trampoline "entry $thash named '$tname', $tinsns annotated instructions: $(head -c 300 tramp.err)"
