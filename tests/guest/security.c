@@ -12,15 +12,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+
 #include "../lib/test.h"
 #include "../lib/proginfo.h"
 #include "../lib/stashfs.h"
 #include "../lib/perfring.h"
+#include "../../tools/lib/bpfstash/libbpfstash.h"
 
 /* Whether /proc/kallsyms shows this process real addresses. */
 static int kallsyms_shows_addresses(void)
@@ -191,6 +195,74 @@ static void test_jit_harden_2(void)
 	check_jit_harden("2");
 }
 
+/* Entries of trampolines (images named bpf_trampoline_*), by reading every meta and funcs. */
+static int trampoline_entries(void)
+{
+	DIR *dir = opendir(STASH_ROOT);
+	struct dirent *d;
+	int n = 0;
+
+	while (dir && (d = readdir(dir))) {
+		struct bpfstash_meta *m;
+		void *meta = NULL, *funcs = NULL;
+		size_t size, fsize;
+
+		if (strlen(d->d_name) != 40 || stash_read(d->d_name, "meta", &meta, &size))
+			continue;
+		m = meta;
+		if (size == sizeof(*m) && m->content.prog_type == 0 &&
+		    !stash_read(d->d_name, "funcs", &funcs, &fsize) &&
+		    fsize > sizeof(struct bpfstash_func) + 15 &&
+		    !strncmp((char *)funcs + sizeof(struct bpfstash_func), "bpf_trampoline_", 15))
+			n++;
+		free(meta);
+		free(funcs);
+	}
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
+/*
+ * A trampoline made while hardening hides BPF symbols is not stored
+ * either, nor announced in MMAP3; the attach is unaffected.
+ */
+static void test_jit_harden_trampoline(void)
+{
+	struct perf_event_attr attr;
+	struct bpf_object *obj;
+	struct bpf_link *link;
+	struct ring ring;
+	char old[16];
+	long long skipped;
+	int records, before;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	obj = bpf_object__open_file(test_prog_path("kinds"), NULL);
+	if (!ASSERT_PTR_OK(obj, "open kinds.bpf.o") || !ASSERT_OK(bpf_object__load(obj), "load"))
+		goto out;
+	ring_attr_init(&attr);
+	attr.mmap3 = 1;
+	ASSERT_OK(ring_open(&attr, 0, -1, 16, &ring), "mmap3 event");
+	before = trampoline_entries();
+	skipped = stash_stat("skipped_hardened");
+	sysctl_set("/proc/sys/net/core/bpf_jit_harden", "2", old, sizeof(old));
+	link = bpf_program__attach(bpf_object__find_program_by_name(obj, "kinds_fentry"));
+	ASSERT_PTR_OK(link, "the attach succeeds");
+	ASSERT_EQ(stash_stat("skipped_hardened") - skipped, 1, "counted as skipped_hardened");
+	ASSERT_EQ(trampoline_entries(), before, "no trampoline entry");
+	records = 0;
+	ring_drain(&ring, count_mmap3, &records);
+	ASSERT_EQ(records, 0, "no MMAP3 address or hash");
+	sysctl_set("/proc/sys/net/core/bpf_jit_harden", old, NULL, 0);
+	bpf_link__destroy(link);
+	ring_close(&ring);
+out:
+	bpf_object__close(obj);
+	stash_umount();
+}
+
 static int set_lockdown(const char *level)
 {
 	mkdir("/sys/kernel/security", 0755);
@@ -262,6 +334,7 @@ static const struct test tests[] = {
 	{ "kallsyms_matrix", test_kallsyms_matrix, true },
 	{ "jit_harden_1", test_jit_harden_1, true },
 	{ "jit_harden_2", test_jit_harden_2, true },
+	{ "jit_harden_trampoline", test_jit_harden_trampoline, true },
 	{ "lockdown_integrity", test_lockdown_integrity, true },
 	/* Must stay last: lockdown cannot be lowered again. */
 	{ "lockdown_confidentiality", test_lockdown_confidentiality, true },
