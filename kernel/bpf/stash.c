@@ -76,6 +76,7 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <linux/xxhash.h>
+#include <asm/word-at-a-time.h>
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/bpfstash.h>
@@ -110,7 +111,7 @@ static const struct rhashtable_params bpfstash_entry_params = {
 };
 
 /* Where byte @off of @e's funcs file is, and in @len how far it is contiguous. */
-const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len)
+static const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len)
 {
 	return bpfstash_piece(e->funcs, e->funcs_segs, e->meta.content.funcs_size, off, len);
 }
@@ -167,9 +168,10 @@ static u64 bpfstash_entry_bytes(const struct bpfstash_entry *e)
 }
 
 /*
- * The funcs file of @e, of @size bytes, zeroed: in one allocation, or in
- * pieces as a blob is held when one allocation would waste more (up to
- * half its size in a kmalloc() bucket).
+ * The funcs file of @e, of @size bytes, for the snapshot to write every
+ * byte of (it is not zeroed): in one allocation, or in pieces as a blob is held
+ * when one allocation would waste more (up to half its size in a kmalloc()
+ * bucket).
  */
 int bpfstash_funcs_alloc(struct bpfstash_entry *e, u32 size)
 {
@@ -177,13 +179,13 @@ int bpfstash_funcs_alloc(struct bpfstash_entry *e, u32 size)
 
 	bpfstash_pieces_cost(size, 0, &nr);
 	if (!nr) {
-		e->funcs = bpfstash_alloc(size, __GFP_ZERO);
+		e->funcs = bpfstash_alloc(size);
 		return e->funcs ? 0 : -ENOMEM;
 	}
-	e->funcs = bpfstash_alloc(nr * sizeof(void *), 0);
+	e->funcs = bpfstash_alloc(nr * sizeof(void *));
 	if (!e->funcs)
 		return -ENOMEM;
-	if (bpfstash_pieces_alloc(e->funcs, nr, size, __GFP_ZERO)) {
+	if (bpfstash_pieces_alloc(e->funcs, nr, size)) {
 		kfree(e->funcs);
 		e->funcs = NULL;
 		return -ENOMEM;
@@ -291,52 +293,110 @@ static const struct bpf_prog *bpfstash_func(const struct bpf_prog *prog, u32 i)
 	return i ? prog->aux->func[i] : prog;
 }
 
-/* The size of the "funcs" file of @prog: its records, then the names. */
-static u32 bpfstash_funcs_size(const struct bpf_prog *prog)
+/*
+ * The length of a kallsyms name, a word at a time: lib/string.c's strlen()
+ * reads a byte at a time, and the hook measures the names of up to 256
+ * functions twice, for the size of the funcs file and to copy them.
+ * @name is a whole KSYM_NAME_LEN array, NUL-terminated within it, so its
+ * aligned words never reach past it.
+ */
+static u32 bpfstash_name_len(const char *name)
 {
-	u32 nr_funcs = prog->aux->func_cnt ?: 1, names = 0, i;
+	const struct word_at_a_time constants = WORD_AT_A_TIME_CONSTANTS;
+	const unsigned long *w = (const unsigned long *)name;
+	unsigned long c, data;
+	u32 len;
 
-	for (i = 0; i < nr_funcs; i++)
-		names += strlen(bpfstash_func(prog, i)->aux->ksym.name) + 1;
-	return nr_funcs * sizeof(struct bpfstash_func) + round_up(names, 8);
+	BUILD_BUG_ON(offsetof(struct bpf_ksym, name) % sizeof(long) ||
+		     KSYM_NAME_LEN % sizeof(long));
+	for (len = 0; len < KSYM_NAME_LEN; len += sizeof(long)) {
+		c = *w++;
+		if (has_zero(c, &data, &constants)) {
+			data = prep_zero_mask(c, data, &constants);
+			data = create_zero_mask(data);
+			return len + find_zero(data);
+		}
+	}
+	/* Never reached: bpf_get_prog_name() terminates names. */
+	return KSYM_NAME_LEN - 1;
 }
 
 /*
- * Build the "funcs" file, of @funcs_size bytes (bpfstash_funcs_size()): one
- * struct bpfstash_func per function, then the names.  Offsets into the
- * jited file follow bpf_prog_get_info_by_fd().  Records are written whole
- * (no piece boundary falls inside one), names piece by piece.
+ * What an entry of a program needs before anything is copied: the size
+ * of its "funcs" file (its records, then the names) and of its image.
  */
-static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
-				   u32 funcs_size, struct bpfstash_entry *e)
-{
-	u32 i, len, at, names = 0, offset = 0;
-	struct bpfstash_func *rec;
-	int err;
+struct bpfstash_sizes {
+	u32 funcs;
+	u32 jited;
+};
 
-	err = bpfstash_funcs_alloc(e, funcs_size);
-	if (err)
-		return err;
-	e->meta.content.funcs_size = funcs_size;
+/* Both sizes in one walk: each function is a few cache misses of its own. */
+static void bpfstash_prog_sizes(const struct bpf_prog *prog, struct bpfstash_sizes *sz)
+{
+	u32 nr_funcs = prog->aux->func_cnt ?: 1, names = 0, jited = 0, i;
 
 	for (i = 0; i < nr_funcs; i++) {
 		const struct bpf_prog *f = bpfstash_func(prog, i);
-		size_t name_len = strlen(f->aux->ksym.name) + 1;
 
-		rec = (void *)bpfstash_funcs_at(e, i * sizeof(*rec), &len);
-		rec->addr = (unsigned long)f->bpf_func;
-		rec->len = f->jited_len;
-		rec->offset = offset;
-		rec->name_off = names;
+		names += bpfstash_name_len(f->aux->ksym.name) + 1;
+		jited += f->jited_len;
+	}
+	sz->funcs = nr_funcs * sizeof(struct bpfstash_func) + round_up(names, 8);
+	sz->jited = jited;
+}
+
+/*
+ * Build the "funcs" file (one struct bpfstash_func per function, then the
+ * names, then zeroes to a multiple of 8 bytes) and the image (the
+ * functions back to back: they are not contiguous) in one walk over the
+ * functions, of the sizes bpfstash_prog_sizes() found.  Offsets into the
+ * jited file follow bpf_prog_get_info_by_fd().  Every byte of both is
+ * written here.
+ */
+static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
+				   const struct bpfstash_sizes *sz, struct bpfstash_entry *e)
+{
+	static const u8 zeroes[8];
+	struct bpfstash_writer recs, names, image;
+	u32 i, name_off = 0, offset = 0;
+	struct bpfstash_blob *b;
+	int err;
+
+	err = bpfstash_funcs_alloc(e, sz->funcs);
+	if (err)
+		return err;
+	e->meta.content.funcs_size = sz->funcs;
+	b = bpfstash_blob_alloc(sz->jited);
+	if (!b)
+		return -ENOMEM;
+	b->seen_key = 0;	/* addresses inside: never the same bytes again */
+	e->blobs[BPFSTASH_BLOB_JITED] = b;
+
+	bpfstash_writer_init(&recs, e->funcs, e->funcs_segs, sz->funcs, 0);
+	bpfstash_writer_init(&names, e->funcs, e->funcs_segs, sz->funcs,
+			     nr_funcs * sizeof(struct bpfstash_func));
+	bpfstash_blob_writer(&image, b);
+	for (i = 0; i < nr_funcs; i++) {
+		const struct bpf_prog *f = bpfstash_func(prog, i);
+		u32 name_len = bpfstash_name_len(f->aux->ksym.name);
+		struct bpfstash_func rec = {
+			.addr = (unsigned long)f->bpf_func,
+			.len = f->jited_len,
+			.offset = offset,
+			.name_off = name_off,
+		};
+
 		/* prog_tags[] holds each subprogram's own tag. */
-		memcpy(rec->tag, prog->aux->func_cnt ? prog->aux->func[i]->tag :
+		memcpy(rec.tag, prog->aux->func_cnt ? prog->aux->func[i]->tag :
 		       prog->tag, BPFSTASH_TAG_SIZE);
-		at = nr_funcs * sizeof(*rec) + names;
-		bpfstash_pieces_write(e->funcs, e->funcs_segs, funcs_size, at,
-				      f->aux->ksym.name, name_len);
-		names += name_len;
+		bpfstash_write(&recs, &rec, sizeof(rec));
+		bpfstash_write(&names, f->aux->ksym.name, name_len);
+		bpfstash_write(&names, zeroes, 1);
+		bpfstash_write(&image, f->bpf_func, f->jited_len);
+		name_off += name_len + 1;
 		offset += f->jited_len;
 	}
+	bpfstash_write(&names, zeroes, sz->funcs - names.off);
 	return 0;
 }
 
@@ -571,19 +631,20 @@ void bpfstash_entry_set_load_time(struct bpfstash_entry *e, u64 boot)
 
 /*
  * Copy what bpf_prog_get_info_by_fd() would return for @prog into a new,
- * unlisted entry, and name it.  @funcs_size is bpfstash_funcs_size(@prog),
- * which the caller has already computed to check the limits.
+ * unlisted entry, and name it.  @sz is what bpfstash_prog_sizes() found,
+ * which the caller has already used to check the limits.
  */
-static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
+static int bpfstash_snapshot(struct bpf_prog *prog, const struct bpfstash_sizes *sz,
 			     struct bpfstash_entry *e, struct bpfstash_hash_acct *acct)
 {
 	struct bpf_prog_aux *aux = prog->aux;
-	u32 nr_funcs = aux->func_cnt ?: 1, off, i;
+	u32 nr_funcs = aux->func_cnt ?: 1;
 	struct bpfstash_content *c;
 	struct bpfstash_blob *b;
 	int err;
 
-	err = bpfstash_snapshot_funcs(prog, nr_funcs, funcs_size, e);
+	err = bpfstash_snapshot_funcs(prog, nr_funcs, sz, e) ?:
+	      bpfstash_blob_digest(e->blobs[BPFSTASH_BLOB_JITED], acct);
 	if (err)
 		return err;
 
@@ -592,8 +653,7 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 	c->prog_type = prog->type;
 	c->expected_attach_type = prog->expected_attach_type;
 	c->nr_funcs = nr_funcs;
-	for (i = 0; i < nr_funcs; i++)
-		c->jited_len += bpfstash_func(prog, i)->jited_len;
+	c->jited_len = sz->jited;
 	c->nr_line_info = aux->nr_linfo;
 	c->line_info_rec_size = sizeof(struct bpf_line_info);
 	c->nr_func_info = aux->func_info_cnt;
@@ -605,22 +665,6 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 	c->nr_jited_line_info = aux->jited_linfo ? aux->nr_linfo : 0;
 	memcpy(c->tag, prog->tag, BPFSTASH_TAG_SIZE);
 	memcpy(c->name, aux->name, BPFSTASH_NAME_LEN);
-
-	/* The functions are not contiguous; copy them back to back. */
-	b = bpfstash_blob_alloc(c->jited_len);
-	if (!b)
-		return -ENOMEM;
-	b->seen_key = 0;	/* addresses inside: never the same bytes again */
-	for (i = 0, off = 0; i < nr_funcs; i++) {
-		const struct bpf_prog *f = bpfstash_func(prog, i);
-
-		bpfstash_blob_write(b, off, f->bpf_func, f->jited_len);
-		off += f->jited_len;
-	}
-	e->blobs[BPFSTASH_BLOB_JITED] = b;
-	err = bpfstash_blob_digest(b, acct);
-	if (err)
-		return err;
 
 	b = bpfstash_blob_new(aux->linfo, aux->nr_linfo * sizeof(struct bpf_line_info),
 			      &bpfstash_store.blob_dedup, acct);
@@ -985,7 +1029,7 @@ int bpfstash_store_owner(const struct bpfstash_owner *o, bool preexisting,
 struct bpfstash_prog_owner {
 	struct bpfstash_owner owner;
 	struct bpf_prog *prog;
-	u32 funcs_size;
+	struct bpfstash_sizes sz;
 };
 
 static int bpfstash_snapshot_prog(const struct bpfstash_owner *o, struct bpfstash_entry *e,
@@ -993,7 +1037,7 @@ static int bpfstash_snapshot_prog(const struct bpfstash_owner *o, struct bpfstas
 {
 	const struct bpfstash_prog_owner *po = container_of(o, struct bpfstash_prog_owner, owner);
 
-	return bpfstash_snapshot(po->prog, po->funcs_size, e, acct);
+	return bpfstash_snapshot(po->prog, &po->sz, e, acct);
 }
 
 /* Store @prog: bpfstash_store_owner(), for a program the stash may show. */
@@ -1005,17 +1049,14 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 		.owner.snapshot = bpfstash_snapshot_prog,
 		.prog = prog,
 	};
-	u32 nr_funcs = prog->aux->func_cnt ?: 1, jited = 0, i;
 
 	*out = NULL;
 	if (res)
 		res->outcome = BPFSTASH_SKIPPED;
 	if (!bpfstash_prog_eligible(prog))
 		return -ENOENT;
-	po.funcs_size = bpfstash_funcs_size(prog);
-	for (i = 0; i < nr_funcs; i++)
-		jited += bpfstash_func(prog, i)->jited_len;
-	po.owner.min_bytes = bpfstash_min_bytes(po.funcs_size, jited);
+	bpfstash_prog_sizes(prog, &po.sz);
+	po.owner.min_bytes = bpfstash_min_bytes(po.sz.funcs, po.sz.jited);
 	return bpfstash_store_owner(&po.owner, preexisting, out, res);
 }
 
