@@ -452,40 +452,123 @@ bpfstash_jited_lines_cmp_func(void *const *jited_linfo, u32 i, u32 stop, u32 f,
 	return diff ? 1 : 0;
 }
 
+/*
+ * Lines [@i, @stop) of one function, at @lo of @len bytes, written to
+ * @out: four at a time, and checked to be inside the function once after
+ * them rather than with a branch per line (a large program has thousands).
+ * Returns 0, or -EINVAL when a line is outside the function.
+ */
 static __always_inline int
-__bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32 n,
+bpfstash_jited_lines_put_func(void *const *jited_linfo, u32 i, u32 stop, u32 f,
+			      unsigned long lo, unsigned long len, u64 *out)
+{
+	const unsigned long *p = (const unsigned long *)jited_linfo + i;
+	const unsigned long *end = (const unsigned long *)jited_linfo + stop;
+	/* The largest offset: below lo, the difference wraps past len. */
+	unsigned long top = 0;
+
+	for (; end - p >= 4; p += 4, out += 4) {
+		unsigned long o0 = p[0] - lo, o1 = p[1] - lo;
+		unsigned long o2 = p[2] - lo, o3 = p[3] - lo;
+
+		top = max3(top, max(o0, o1), max(o2, o3));
+		out[0] = bpfstash_jited_line_word(f, o0);
+		out[1] = bpfstash_jited_line_word(f, o1);
+		out[2] = bpfstash_jited_line_word(f, o2);
+		out[3] = bpfstash_jited_line_word(f, o3);
+	}
+	for (; p < end; p++, out++) {
+		top = max(top, *p - lo);
+		*out = bpfstash_jited_line_word(f, *p - lo);
+	}
+	if (WARN_ON_ONCE(top >= len))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Where a pass over the jited line info is: the function of its lines and
+ * the first line of the next function.  A pass visits the lines in order,
+ * piece by piece of a blob, so the walk carries on from piece to piece and
+ * looks each function up once, where each piece used to start again from
+ * the first function: for 256 functions in 5 pieces, over a thousand
+ * lookups of another function's linfo_idx, each two pointers away.  The
+ * samples of a key jump ahead with bpfstash_line_walk_seek().
+ */
+struct bpfstash_line_walk {
+	const struct bpf_prog *prog;
+	u32 nr_funcs;
+	u32 f;		/* the function of the lines before @next */
+	u32 next;	/* the first line of the function after @f, or U32_MAX */
+};
+
+static void bpfstash_line_walk_init(struct bpfstash_line_walk *w,
+				    const struct bpf_prog *prog, u32 nr_funcs)
+{
+	w->prog = prog;
+	w->nr_funcs = nr_funcs;
+	w->f = 0;
+	w->next = bpfstash_next_func_line(prog, nr_funcs, 0);
+}
+
+/*
+ * Move @w forward to the function of line @i, by bisection: functions'
+ * first lines increase with the function (the verifier requires line info
+ * sorted by instruction, with a line at the start of each subprogram), so
+ * the samples of a key cost a few lookups rather than one per function.
+ */
+static void bpfstash_line_walk_seek(struct bpfstash_line_walk *w, u32 i)
+{
+	/* The last function's next line is U32_MAX: @i is before it. */
+	u32 lo = w->f, hi = w->nr_funcs - 1, mid;
+
+	if (i < w->next)
+		return;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (bpfstash_next_func_line(w->prog, w->nr_funcs, mid) > i)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	w->f = lo;
+	w->next = bpfstash_next_func_line(w->prog, w->nr_funcs, lo);
+}
+
+static __always_inline int
+__bpfstash_jited_lines(struct bpfstash_line_walk *w, u32 first, u32 n,
 		       u64 *out, const u64 *cmp, const bool compare)
 {
-	/* A local: the stores below could alias prog->aux. */
-	void **jited_linfo = prog->aux->jited_linfo;
-	u32 i = first, end = first + n, f = 0, next;
+	/* Locals: the stores below could alias prog->aux and *w. */
+	void **jited_linfo = w->prog->aux->jited_linfo;
+	u32 i = first, end = first + n;
 	int err;
 
-	next = bpfstash_next_func_line(prog, nr_funcs, 0);
-	while (i >= next)
-		next = bpfstash_next_func_line(prog, nr_funcs, ++f);
-	for (; i < end; next = bpfstash_next_func_line(prog, nr_funcs, ++f)) {
-		const struct bpf_prog *fp = bpfstash_func(prog, f);
-		unsigned long lo = (unsigned long)fp->bpf_func, len = fp->jited_len;
-		u32 stop = min(next, end);
+	while (i < end) {
+		const struct bpf_prog *fp;
+		unsigned long lo, len;
+		u32 f, stop;
+
+		while (i >= w->next)
+			w->next = bpfstash_next_func_line(w->prog, w->nr_funcs, ++w->f);
+		f = w->f;
+		fp = bpfstash_func(w->prog, f);
+		lo = (unsigned long)fp->bpf_func;
+		len = fp->jited_len;
+		stop = min(w->next, end);
 
 		if (compare) {
 			err = bpfstash_jited_lines_cmp_func(jited_linfo, i, stop, f,
 							    lo, len, cmp);
-			if (err)
-				return err;
 			cmp += stop - i;
-			i = stop;
-			continue;
+		} else {
+			err = bpfstash_jited_lines_put_func(jited_linfo, i, stop, f,
+							    lo, len, out);
+			out += stop - i;
 		}
-		for (; i < stop; i++) {
-			/* Below lo, the difference wraps past len. */
-			unsigned long off = (unsigned long)jited_linfo[i] - lo;
-
-			if (WARN_ON_ONCE(off >= len))
-				return -EINVAL;
-			*out++ = bpfstash_jited_line_word(f, off);
-		}
+		if (err)
+			return err;
+		i = stop;
 	}
 	return 0;
 }
@@ -494,10 +577,11 @@ __bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32
  * jited_line_info as (function, offset): the line info of function f
  * starts at its linfo_idx, as the JIT and bpf_prog_get_info_by_fd() see it.
  * Lines [@first, @first + @n) are written to @out or, if @cmp is given,
- * compared with @cmp instead, without a store.  Returns 0, 1 when @cmp
- * differs, or -EINVAL when the JIT put a line outside its function.
+ * compared with @cmp instead, without a store; @first is not before the
+ * lines @w has passed.  Returns 0, 1 when @cmp differs, or -EINVAL when
+ * the JIT put a line outside its function.
  */
-static int bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32 n,
+static int bpfstash_jited_lines(struct bpfstash_line_walk *w, u32 first, u32 n,
 				u64 *out, const u64 *cmp)
 {
 	/*
@@ -507,10 +591,8 @@ static int bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 f
 	 * loop (3 instructions per line).
 	 */
 	if (cmp)
-		return __bpfstash_jited_lines(prog, nr_funcs, first, n,
-					      NULL, cmp, true);
-	return __bpfstash_jited_lines(prog, nr_funcs, first, n,
-				      out, NULL, false);
+		return __bpfstash_jited_lines(w, first, n, NULL, cmp, true);
+	return __bpfstash_jited_lines(w, first, n, out, NULL, false);
 }
 
 /*
@@ -526,12 +608,14 @@ static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs, u
 	const u32 at[3] = {
 		0, size / 2 - BPFSTASH_SEEN_SAMPLE / 2, size - BPFSTASH_SEEN_SAMPLE,
 	};
+	struct bpfstash_line_walk w;
 	struct xxh64_state state;
 	int err;
 
 	BUILD_BUG_ON(BPFSTASH_SEEN_SAMPLE % sizeof(buf[0]));
+	bpfstash_line_walk_init(&w, prog, nr_funcs);
 	if (size <= 3 * BPFSTASH_SEEN_SAMPLE) {
-		err = bpfstash_jited_lines(prog, nr_funcs, 0, nr, buf, NULL);
+		err = bpfstash_jited_lines(&w, 0, nr, buf, NULL);
 		*key = lower_32_bits(xxh64(buf, size, size));
 		return err;
 	}
@@ -540,7 +624,8 @@ static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs, u
 		u32 rec = at[part] / sizeof(buf[0]);
 		u32 cnt = min_t(u32, BPFSTASH_SEEN_SAMPLE / sizeof(buf[0]) + 1, nr - rec);
 
-		err = bpfstash_jited_lines(prog, nr_funcs, rec, cnt, buf, NULL);
+		bpfstash_line_walk_seek(&w, rec);
+		err = bpfstash_jited_lines(&w, rec, cnt, buf, NULL);
 		if (err)
 			return err;
 		i = at[part] % sizeof(buf[0]);
@@ -557,14 +642,15 @@ static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs, u
 static int bpfstash_jited_lines_blob(const struct bpf_prog *prog, u32 nr_funcs,
 				     struct bpfstash_blob *b, bool compare)
 {
+	struct bpfstash_line_walk w;
 	u32 off, n;
 	void *p;
 	int err;
 
+	bpfstash_line_walk_init(&w, prog, nr_funcs);
 	for_each_blob_piece(b, off, p, n) {
-		err = bpfstash_jited_lines(prog, nr_funcs, off / sizeof(u64),
-					   n / sizeof(u64), compare ? NULL : p,
-					   compare ? p : NULL);
+		err = bpfstash_jited_lines(&w, off / sizeof(u64), n / sizeof(u64),
+					   compare ? NULL : p, compare ? p : NULL);
 		if (err)
 			return err;
 	}

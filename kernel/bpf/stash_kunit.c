@@ -445,6 +445,16 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 	bpfstash_test_settle();
 }
 
+/* bpfstash_jited_lines() in a pass of its own. */
+static int bpfstash_test_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32 n,
+			       u64 *out, const u64 *cmp)
+{
+	struct bpfstash_line_walk w;
+
+	bpfstash_line_walk_init(&w, prog, nr_funcs);
+	return bpfstash_jited_lines(&w, first, n, out, cmp);
+}
+
 /*
  * Jited line info, computed from a program of three functions: the key
  * taken from the sample alone is the key of all the records, and the
@@ -484,15 +494,15 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 		progs[0]->aux->jited_linfo = addrs;
 		progs[0]->aux->nr_linfo = nr;
 
-		KUNIT_ASSERT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
-							   (u64 *)jl, NULL), 0);
+		KUNIT_ASSERT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+							  (u64 *)jl, NULL), 0);
 		KUNIT_EXPECT_EQ(test, jl[nr - 1].func, nr > starts[2] ? 2 : 0);
 		KUNIT_EXPECT_EQ(test, jl[nr - 1].off, (nr - 1) * 3);
 		KUNIT_ASSERT_EQ(test, bpfstash_jited_lines_key(progs[0], ARRAY_SIZE(starts), nr,
 							       &key), 0);
 		KUNIT_EXPECT_EQ(test, key, bpfstash_blob_seen_key(jl, size));
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
-							   NULL, (u64 *)jl), 0);
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+							  NULL, (u64 *)jl), 0);
 
 		/*
 		 * One record off, in either field, at every position of a
@@ -505,23 +515,23 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 			    (i + 1 < starts[2] || i > starts[2] + 4))
 				continue;
 			jl[i].off ^= 1;
-			KUNIT_EXPECT_EQ_MSG(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
-								       0, nr, NULL, (u64 *)jl), 1,
+			KUNIT_EXPECT_EQ_MSG(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts),
+								      0, nr, NULL, (u64 *)jl), 1,
 					    "offset of line %u of %u", i, nr);
 			jl[i].off ^= 1;
 			jl[i].func ^= 1;
-			KUNIT_EXPECT_EQ_MSG(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
-								       0, nr, NULL, (u64 *)jl), 1,
+			KUNIT_EXPECT_EQ_MSG(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts),
+								      0, nr, NULL, (u64 *)jl), 1,
 					    "function of line %u of %u", i, nr);
 			jl[i].func ^= 1;
 		}
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
-							   NULL, (u64 *)jl), 0);
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+							  NULL, (u64 *)jl), 0);
 		/* A part of the lines, as a piece of a blob compares them. */
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 3, nr - 5,
-							   NULL, (u64 *)(jl + 3)), 0);
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 3, nr - 5,
-							   NULL, (u64 *)jl), 1);
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 3, nr - 5,
+							  NULL, (u64 *)(jl + 3)), 0);
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 3, nr - 5,
+							  NULL, (u64 *)jl), 1);
 
 		/* The same, into and against a blob held in pieces. */
 		b = bpfstash_blob_alloc(size);
@@ -535,8 +545,8 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 								b, true), 0);
 
 		jl[nr / 3].off ^= 1;
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
-							   NULL, (u64 *)jl), 1);
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+							  NULL, (u64 *)jl), 1);
 		bpfstash_blob_write(b, size - sizeof(*jl), &jl[nr / 3], sizeof(*jl));
 		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(progs[0], ARRAY_SIZE(starts),
 								b, true), 1);
