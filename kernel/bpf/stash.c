@@ -66,6 +66,7 @@
 #include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/perf_event.h>
+#include <linux/prefetch.h>
 #include <linux/rhashtable.h>
 #include <linux/seqlock.h>
 #include <linux/sched/mm.h>
@@ -340,6 +341,12 @@ static void bpfstash_prog_sizes(const struct bpf_prog *prog, struct bpfstash_siz
 
 		names += bpfstash_name_len(f->aux->ksym.name) + 1;
 		jited += f->jited_len;
+		/*
+		 * What the next walks read of the function, on its way
+		 * meanwhile: the start of its image, and its first line.
+		 */
+		prefetch(f->bpf_func);
+		prefetch(&f->aux->linfo_idx);
 	}
 	sz->funcs = nr_funcs * sizeof(struct bpfstash_func) + round_up(names, 8);
 	sz->jited = jited;
