@@ -108,6 +108,7 @@ static const struct rhashtable_params bpfstash_entry_params = {
 	.key_len	= BPFSTASH_HASH_SIZE,
 	.key_offset	= offsetof(struct bpfstash_entry, meta.hash),
 	.head_offset	= offsetof(struct bpfstash_entry, node),
+	.min_size	= BPFSTASH_TABLE_MIN_SIZE,
 	.automatic_shrinking = true,
 };
 

@@ -183,6 +183,17 @@ struct bpfstash_store {
 extern struct bpfstash_store bpfstash_store;
 
 /*
+ * The fewest buckets the store's tables shrink to.  With rhashtable's own
+ * minimum, 4, a store of a few entries resizes as programs come and go:
+ * deleting the last entries shrinks the tables (in a deferred work), and
+ * storing the next program with its blobs grows two of them again, which
+ * schedules that work from the load hook, every time (0.15-1 us of the
+ * hook in KUnit's benchmark, which stores one program at a time).  64
+ * buckets, rhashtable's initial size, take 512 bytes per table.
+ */
+#define BPFSTASH_TABLE_MIN_SIZE	64
+
+/*
  * Allocations on the load path: charged to the memory cgroup of whoever
  * started the store (see bpfstash_charge_begin()), never retried hard,
  * never warned about: failing is a counted, normal outcome.

@@ -33,6 +33,7 @@ static const struct rhashtable_params bpfstash_blob_params = {
 	.key_len	= BPFSTASH_DIGEST_SIZE,
 	.key_offset	= offsetof(struct bpfstash_blob, digest),
 	.head_offset	= offsetof(struct bpfstash_blob, node),
+	.min_size	= BPFSTASH_TABLE_MIN_SIZE,
 	.automatic_shrinking = true,
 };
 
@@ -40,6 +41,7 @@ static const struct rhashtable_params bpfstash_blob_seen_params = {
 	.key_len	= sizeof(u32),
 	.key_offset	= offsetof(struct bpfstash_blob, seen_key),
 	.head_offset	= offsetof(struct bpfstash_blob, seen_node),
+	.min_size	= BPFSTASH_TABLE_MIN_SIZE,
 	.automatic_shrinking = true,
 };
 
