@@ -73,6 +73,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
+#include <linux/unaligned.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -298,8 +299,8 @@ static const struct bpf_prog *bpfstash_func(const struct bpf_prog *prog, u32 i)
 /*
  * The length of a kallsyms name, a word at a time: lib/string.c's strlen()
  * reads a byte at a time, and the hook measures the names of up to 256
- * functions twice, for the size of the funcs file and to copy them.
- * @name is a whole KSYM_NAME_LEN array, NUL-terminated within it, so its
+ * functions for the size of the funcs file before it copies them.  @name
+ * is a whole KSYM_NAME_LEN array, NUL-terminated within it, so its
  * aligned words never reach past it.
  */
 static u32 bpfstash_name_len(const char *name)
@@ -321,6 +322,48 @@ static u32 bpfstash_name_len(const char *name)
 	}
 	/* Never reached: bpf_get_prog_name() terminates names. */
 	return KSYM_NAME_LEN - 1;
+}
+
+/*
+ * Write the name of a function with its NUL to @w, and return how many
+ * bytes that was.  A piece with room for any name gets it a word at a
+ * time as bpfstash_name_len() reads it, with zeroes after the NUL to the
+ * end of its word (the next name, or the padding after the last, is
+ * written over them): one read of the name and no call of memcpy() for a
+ * few dozen bytes.  At the end of a piece, the name is measured, then
+ * copied.
+ */
+static u32 bpfstash_write_name(struct bpfstash_writer *w, const char *name)
+{
+	const struct word_at_a_time constants = WORD_AT_A_TIME_CONSTANTS;
+	const unsigned long *src = (const unsigned long *)name;
+	unsigned long c, data;
+	u32 len;
+
+	if (w->room < KSYM_NAME_LEN) {
+		len = bpfstash_name_len(name);
+		bpfstash_write(w, name, len);
+		bpfstash_write(w, "", 1);
+		return len + 1;
+	}
+	for (len = 0; len < KSYM_NAME_LEN; len += sizeof(long)) {
+		c = *src++;
+		if (has_zero(c, &data, &constants)) {
+			data = prep_zero_mask(c, data, &constants);
+			data = create_zero_mask(data);
+			put_unaligned(c & zero_bytemask(data), (unsigned long *)(w->p + len));
+			len += find_zero(data) + 1;
+			break;
+		}
+		put_unaligned(c, (unsigned long *)(w->p + len));
+	}
+	/* Never unterminated, but if it were: cut as bpfstash_name_len() counts it. */
+	if (len == KSYM_NAME_LEN)
+		w->p[len - 1] = '\0';
+	w->p += len;
+	w->room -= len;
+	w->off += len;
+	return len;
 }
 
 /*
@@ -386,7 +429,6 @@ static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
 	bpfstash_blob_writer(&image, b);
 	for (i = 0; i < nr_funcs; i++) {
 		const struct bpf_prog *f = bpfstash_func(prog, i);
-		u32 name_len = bpfstash_name_len(f->aux->ksym.name);
 		struct bpfstash_func rec = {
 			.addr = (unsigned long)f->bpf_func,
 			.len = f->jited_len,
@@ -398,10 +440,8 @@ static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
 		memcpy(rec.tag, prog->aux->func_cnt ? prog->aux->func[i]->tag :
 		       prog->tag, BPFSTASH_TAG_SIZE);
 		bpfstash_write(&recs, &rec, sizeof(rec));
-		bpfstash_write(&names, f->aux->ksym.name, name_len);
-		bpfstash_write(&names, zeroes, 1);
+		name_off += bpfstash_write_name(&names, f->aux->ksym.name);
 		bpfstash_write(&image, f->bpf_func, f->jited_len);
-		name_off += name_len + 1;
 		offset += f->jited_len;
 	}
 	bpfstash_write(&names, zeroes, sz->funcs - names.off);
