@@ -66,16 +66,19 @@
 #include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/perf_event.h>
+#include <linux/prefetch.h>
 #include <linux/rhashtable.h>
 #include <linux/seqlock.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
+#include <linux/unaligned.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <linux/xxhash.h>
+#include <asm/word-at-a-time.h>
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/bpfstash.h>
@@ -106,11 +109,12 @@ static const struct rhashtable_params bpfstash_entry_params = {
 	.key_len	= BPFSTASH_HASH_SIZE,
 	.key_offset	= offsetof(struct bpfstash_entry, meta.hash),
 	.head_offset	= offsetof(struct bpfstash_entry, node),
+	.min_size	= BPFSTASH_TABLE_MIN_SIZE,
 	.automatic_shrinking = true,
 };
 
 /* Where byte @off of @e's funcs file is, and in @len how far it is contiguous. */
-const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len)
+static const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len)
 {
 	return bpfstash_piece(e->funcs, e->funcs_segs, e->meta.content.funcs_size, off, len);
 }
@@ -167,9 +171,10 @@ static u64 bpfstash_entry_bytes(const struct bpfstash_entry *e)
 }
 
 /*
- * The funcs file of @e, of @size bytes, zeroed: in one allocation, or in
- * pieces as a blob is held when one allocation would waste more (up to
- * half its size in a kmalloc() bucket).
+ * The funcs file of @e, of @size bytes, for the snapshot to write every
+ * byte of (it is not zeroed): in one allocation, or in pieces as a blob is held
+ * when one allocation would waste more (up to half its size in a kmalloc()
+ * bucket).
  */
 int bpfstash_funcs_alloc(struct bpfstash_entry *e, u32 size)
 {
@@ -177,13 +182,13 @@ int bpfstash_funcs_alloc(struct bpfstash_entry *e, u32 size)
 
 	bpfstash_pieces_cost(size, 0, &nr);
 	if (!nr) {
-		e->funcs = bpfstash_alloc(size, __GFP_ZERO);
+		e->funcs = bpfstash_alloc(size);
 		return e->funcs ? 0 : -ENOMEM;
 	}
-	e->funcs = bpfstash_alloc(nr * sizeof(void *), 0);
+	e->funcs = bpfstash_alloc(nr * sizeof(void *));
 	if (!e->funcs)
 		return -ENOMEM;
-	if (bpfstash_pieces_alloc(e->funcs, nr, size, __GFP_ZERO)) {
+	if (bpfstash_pieces_alloc(e->funcs, nr, size)) {
 		kfree(e->funcs);
 		e->funcs = NULL;
 		return -ENOMEM;
@@ -291,52 +296,155 @@ static const struct bpf_prog *bpfstash_func(const struct bpf_prog *prog, u32 i)
 	return i ? prog->aux->func[i] : prog;
 }
 
-/* The size of the "funcs" file of @prog: its records, then the names. */
-static u32 bpfstash_funcs_size(const struct bpf_prog *prog)
+/*
+ * The length of a kallsyms name, a word at a time: lib/string.c's strlen()
+ * reads a byte at a time, and the hook measures the names of up to 256
+ * functions for the size of the funcs file before it copies them.  @name
+ * is a whole KSYM_NAME_LEN array, NUL-terminated within it, so its
+ * aligned words never reach past it.
+ */
+static u32 bpfstash_name_len(const char *name)
 {
-	u32 nr_funcs = prog->aux->func_cnt ?: 1, names = 0, i;
+	const struct word_at_a_time constants = WORD_AT_A_TIME_CONSTANTS;
+	const unsigned long *w = (const unsigned long *)name;
+	unsigned long c, data;
+	u32 len;
 
-	for (i = 0; i < nr_funcs; i++)
-		names += strlen(bpfstash_func(prog, i)->aux->ksym.name) + 1;
-	return nr_funcs * sizeof(struct bpfstash_func) + round_up(names, 8);
+	BUILD_BUG_ON(offsetof(struct bpf_ksym, name) % sizeof(long) ||
+		     KSYM_NAME_LEN % sizeof(long));
+	for (len = 0; len < KSYM_NAME_LEN; len += sizeof(long)) {
+		c = *w++;
+		if (has_zero(c, &data, &constants)) {
+			data = prep_zero_mask(c, data, &constants);
+			data = create_zero_mask(data);
+			return len + find_zero(data);
+		}
+	}
+	/* Never reached: bpf_get_prog_name() terminates names. */
+	return KSYM_NAME_LEN - 1;
 }
 
 /*
- * Build the "funcs" file, of @funcs_size bytes (bpfstash_funcs_size()): one
- * struct bpfstash_func per function, then the names.  Offsets into the
- * jited file follow bpf_prog_get_info_by_fd().  Records are written whole
- * (no piece boundary falls inside one), names piece by piece.
+ * Write the name of a function with its NUL to @w, and return how many
+ * bytes that was.  A piece with room for any name gets it a word at a
+ * time as bpfstash_name_len() reads it, with zeroes after the NUL to the
+ * end of its word (the next name, or the padding after the last, is
+ * written over them): one read of the name and no call of memcpy() for a
+ * few dozen bytes.  At the end of a piece, the name is measured, then
+ * copied.
  */
-static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
-				   u32 funcs_size, struct bpfstash_entry *e)
+static u32 bpfstash_write_name(struct bpfstash_writer *w, const char *name)
 {
-	u32 i, len, at, names = 0, offset = 0;
-	struct bpfstash_func *rec;
-	int err;
+	const struct word_at_a_time constants = WORD_AT_A_TIME_CONSTANTS;
+	const unsigned long *src = (const unsigned long *)name;
+	unsigned long c, data;
+	u32 len;
 
-	err = bpfstash_funcs_alloc(e, funcs_size);
-	if (err)
-		return err;
-	e->meta.content.funcs_size = funcs_size;
+	if (w->room < KSYM_NAME_LEN) {
+		len = bpfstash_name_len(name);
+		bpfstash_write(w, name, len);
+		bpfstash_write(w, "", 1);
+		return len + 1;
+	}
+	for (len = 0; len < KSYM_NAME_LEN; len += sizeof(long)) {
+		c = *src++;
+		if (has_zero(c, &data, &constants)) {
+			data = prep_zero_mask(c, data, &constants);
+			data = create_zero_mask(data);
+			put_unaligned(c & zero_bytemask(data), (unsigned long *)(w->p + len));
+			len += find_zero(data) + 1;
+			break;
+		}
+		put_unaligned(c, (unsigned long *)(w->p + len));
+	}
+	/* Never unterminated, but if it were: cut as bpfstash_name_len() counts it. */
+	if (len == KSYM_NAME_LEN)
+		w->p[len - 1] = '\0';
+	w->p += len;
+	w->room -= len;
+	w->off += len;
+	return len;
+}
+
+/*
+ * What an entry of a program needs before anything is copied: the size
+ * of its "funcs" file (its records, then the names) and of its image.
+ */
+struct bpfstash_sizes {
+	u32 funcs;
+	u32 jited;
+};
+
+/* Both sizes in one walk: each function is a few cache misses of its own. */
+static void bpfstash_prog_sizes(const struct bpf_prog *prog, struct bpfstash_sizes *sz)
+{
+	u32 nr_funcs = prog->aux->func_cnt ?: 1, names = 0, jited = 0, i;
 
 	for (i = 0; i < nr_funcs; i++) {
 		const struct bpf_prog *f = bpfstash_func(prog, i);
-		size_t name_len = strlen(f->aux->ksym.name) + 1;
 
-		rec = (void *)bpfstash_funcs_at(e, i * sizeof(*rec), &len);
-		rec->addr = (unsigned long)f->bpf_func;
-		rec->len = f->jited_len;
-		rec->offset = offset;
-		rec->name_off = names;
+		names += bpfstash_name_len(f->aux->ksym.name) + 1;
+		jited += f->jited_len;
+		/*
+		 * What the next walks read of the function, on its way
+		 * meanwhile: the start of its image, and its first line.
+		 */
+		prefetch(f->bpf_func);
+		prefetch(&f->aux->linfo_idx);
+	}
+	sz->funcs = nr_funcs * sizeof(struct bpfstash_func) + round_up(names, 8);
+	sz->jited = jited;
+}
+
+/*
+ * Build the "funcs" file (one struct bpfstash_func per function, then the
+ * names, then zeroes to a multiple of 8 bytes) and the image (the
+ * functions back to back: they are not contiguous) in one walk over the
+ * functions, of the sizes bpfstash_prog_sizes() found.  Offsets into the
+ * jited file follow bpf_prog_get_info_by_fd().  Every byte of both is
+ * written here.
+ */
+static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
+				   const struct bpfstash_sizes *sz, struct bpfstash_entry *e)
+{
+	static const u8 zeroes[8];
+	struct bpfstash_writer recs, names, image;
+	u32 i, name_off = 0, offset = 0;
+	struct bpfstash_blob *b;
+	int err;
+
+	err = bpfstash_funcs_alloc(e, sz->funcs);
+	if (err)
+		return err;
+	e->meta.content.funcs_size = sz->funcs;
+	b = bpfstash_blob_alloc(sz->jited);
+	if (!b)
+		return -ENOMEM;
+	b->seen_key = 0;	/* addresses inside: never the same bytes again */
+	e->blobs[BPFSTASH_BLOB_JITED] = b;
+
+	bpfstash_writer_init(&recs, e->funcs, e->funcs_segs, sz->funcs, 0);
+	bpfstash_writer_init(&names, e->funcs, e->funcs_segs, sz->funcs,
+			     nr_funcs * sizeof(struct bpfstash_func));
+	bpfstash_blob_writer(&image, b);
+	for (i = 0; i < nr_funcs; i++) {
+		const struct bpf_prog *f = bpfstash_func(prog, i);
+		struct bpfstash_func rec = {
+			.addr = (unsigned long)f->bpf_func,
+			.len = f->jited_len,
+			.offset = offset,
+			.name_off = name_off,
+		};
+
 		/* prog_tags[] holds each subprogram's own tag. */
-		memcpy(rec->tag, prog->aux->func_cnt ? prog->aux->func[i]->tag :
+		memcpy(rec.tag, prog->aux->func_cnt ? prog->aux->func[i]->tag :
 		       prog->tag, BPFSTASH_TAG_SIZE);
-		at = nr_funcs * sizeof(*rec) + names;
-		bpfstash_pieces_write(e->funcs, e->funcs_segs, funcs_size, at,
-				      f->aux->ksym.name, name_len);
-		names += name_len;
+		bpfstash_write(&recs, &rec, sizeof(rec));
+		name_off += bpfstash_write_name(&names, f->aux->ksym.name);
+		bpfstash_write(&image, f->bpf_func, f->jited_len);
 		offset += f->jited_len;
 	}
+	bpfstash_write(&names, zeroes, sz->funcs - names.off);
 	return 0;
 }
 
@@ -392,40 +500,123 @@ bpfstash_jited_lines_cmp_func(void *const *jited_linfo, u32 i, u32 stop, u32 f,
 	return diff ? 1 : 0;
 }
 
+/*
+ * Lines [@i, @stop) of one function, at @lo of @len bytes, written to
+ * @out: four at a time, and checked to be inside the function once after
+ * them rather than with a branch per line (a large program has thousands).
+ * Returns 0, or -EINVAL when a line is outside the function.
+ */
 static __always_inline int
-__bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32 n,
+bpfstash_jited_lines_put_func(void *const *jited_linfo, u32 i, u32 stop, u32 f,
+			      unsigned long lo, unsigned long len, u64 *out)
+{
+	const unsigned long *p = (const unsigned long *)jited_linfo + i;
+	const unsigned long *end = (const unsigned long *)jited_linfo + stop;
+	/* The largest offset: below lo, the difference wraps past len. */
+	unsigned long top = 0;
+
+	for (; end - p >= 4; p += 4, out += 4) {
+		unsigned long o0 = p[0] - lo, o1 = p[1] - lo;
+		unsigned long o2 = p[2] - lo, o3 = p[3] - lo;
+
+		top = max3(top, max(o0, o1), max(o2, o3));
+		out[0] = bpfstash_jited_line_word(f, o0);
+		out[1] = bpfstash_jited_line_word(f, o1);
+		out[2] = bpfstash_jited_line_word(f, o2);
+		out[3] = bpfstash_jited_line_word(f, o3);
+	}
+	for (; p < end; p++, out++) {
+		top = max(top, *p - lo);
+		*out = bpfstash_jited_line_word(f, *p - lo);
+	}
+	if (WARN_ON_ONCE(top >= len))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Where a pass over the jited line info is: the function of its lines and
+ * the first line of the next function.  A pass visits the lines in order,
+ * piece by piece of a blob, so the walk carries on from piece to piece and
+ * looks each function up once, where each piece used to start again from
+ * the first function: for 256 functions in 5 pieces, over a thousand
+ * lookups of another function's linfo_idx, each two pointers away.  The
+ * samples of a key jump ahead with bpfstash_line_walk_seek().
+ */
+struct bpfstash_line_walk {
+	const struct bpf_prog *prog;
+	u32 nr_funcs;
+	u32 f;		/* the function of the lines before @next */
+	u32 next;	/* the first line of the function after @f, or U32_MAX */
+};
+
+static void bpfstash_line_walk_init(struct bpfstash_line_walk *w,
+				    const struct bpf_prog *prog, u32 nr_funcs)
+{
+	w->prog = prog;
+	w->nr_funcs = nr_funcs;
+	w->f = 0;
+	w->next = bpfstash_next_func_line(prog, nr_funcs, 0);
+}
+
+/*
+ * Move @w forward to the function of line @i, by bisection: functions'
+ * first lines increase with the function (the verifier requires line info
+ * sorted by instruction, with a line at the start of each subprogram), so
+ * the samples of a key cost a few lookups rather than one per function.
+ */
+static void bpfstash_line_walk_seek(struct bpfstash_line_walk *w, u32 i)
+{
+	/* The last function's next line is U32_MAX: @i is before it. */
+	u32 lo = w->f, hi = w->nr_funcs - 1, mid;
+
+	if (i < w->next)
+		return;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (bpfstash_next_func_line(w->prog, w->nr_funcs, mid) > i)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	w->f = lo;
+	w->next = bpfstash_next_func_line(w->prog, w->nr_funcs, lo);
+}
+
+static __always_inline int
+__bpfstash_jited_lines(struct bpfstash_line_walk *w, u32 first, u32 n,
 		       u64 *out, const u64 *cmp, const bool compare)
 {
-	/* A local: the stores below could alias prog->aux. */
-	void **jited_linfo = prog->aux->jited_linfo;
-	u32 i = first, end = first + n, f = 0, next;
+	/* Locals: the stores below could alias prog->aux and *w. */
+	void **jited_linfo = w->prog->aux->jited_linfo;
+	u32 i = first, end = first + n;
 	int err;
 
-	next = bpfstash_next_func_line(prog, nr_funcs, 0);
-	while (i >= next)
-		next = bpfstash_next_func_line(prog, nr_funcs, ++f);
-	for (; i < end; next = bpfstash_next_func_line(prog, nr_funcs, ++f)) {
-		const struct bpf_prog *fp = bpfstash_func(prog, f);
-		unsigned long lo = (unsigned long)fp->bpf_func, len = fp->jited_len;
-		u32 stop = min(next, end);
+	while (i < end) {
+		const struct bpf_prog *fp;
+		unsigned long lo, len;
+		u32 f, stop;
+
+		while (i >= w->next)
+			w->next = bpfstash_next_func_line(w->prog, w->nr_funcs, ++w->f);
+		f = w->f;
+		fp = bpfstash_func(w->prog, f);
+		lo = (unsigned long)fp->bpf_func;
+		len = fp->jited_len;
+		stop = min(w->next, end);
 
 		if (compare) {
 			err = bpfstash_jited_lines_cmp_func(jited_linfo, i, stop, f,
 							    lo, len, cmp);
-			if (err)
-				return err;
 			cmp += stop - i;
-			i = stop;
-			continue;
+		} else {
+			err = bpfstash_jited_lines_put_func(jited_linfo, i, stop, f,
+							    lo, len, out);
+			out += stop - i;
 		}
-		for (; i < stop; i++) {
-			/* Below lo, the difference wraps past len. */
-			unsigned long off = (unsigned long)jited_linfo[i] - lo;
-
-			if (WARN_ON_ONCE(off >= len))
-				return -EINVAL;
-			*out++ = bpfstash_jited_line_word(f, off);
-		}
+		if (err)
+			return err;
+		i = stop;
 	}
 	return 0;
 }
@@ -434,10 +625,11 @@ __bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32
  * jited_line_info as (function, offset): the line info of function f
  * starts at its linfo_idx, as the JIT and bpf_prog_get_info_by_fd() see it.
  * Lines [@first, @first + @n) are written to @out or, if @cmp is given,
- * compared with @cmp instead, without a store.  Returns 0, 1 when @cmp
- * differs, or -EINVAL when the JIT put a line outside its function.
+ * compared with @cmp instead, without a store; @first is not before the
+ * lines @w has passed.  Returns 0, 1 when @cmp differs, or -EINVAL when
+ * the JIT put a line outside its function.
  */
-static int bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32 n,
+static int bpfstash_jited_lines(struct bpfstash_line_walk *w, u32 first, u32 n,
 				u64 *out, const u64 *cmp)
 {
 	/*
@@ -447,10 +639,8 @@ static int bpfstash_jited_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 f
 	 * loop (3 instructions per line).
 	 */
 	if (cmp)
-		return __bpfstash_jited_lines(prog, nr_funcs, first, n,
-					      NULL, cmp, true);
-	return __bpfstash_jited_lines(prog, nr_funcs, first, n,
-				      out, NULL, false);
+		return __bpfstash_jited_lines(w, first, n, NULL, cmp, true);
+	return __bpfstash_jited_lines(w, first, n, out, NULL, false);
 }
 
 /*
@@ -466,12 +656,14 @@ static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs, u
 	const u32 at[3] = {
 		0, size / 2 - BPFSTASH_SEEN_SAMPLE / 2, size - BPFSTASH_SEEN_SAMPLE,
 	};
+	struct bpfstash_line_walk w;
 	struct xxh64_state state;
 	int err;
 
 	BUILD_BUG_ON(BPFSTASH_SEEN_SAMPLE % sizeof(buf[0]));
+	bpfstash_line_walk_init(&w, prog, nr_funcs);
 	if (size <= 3 * BPFSTASH_SEEN_SAMPLE) {
-		err = bpfstash_jited_lines(prog, nr_funcs, 0, nr, buf, NULL);
+		err = bpfstash_jited_lines(&w, 0, nr, buf, NULL);
 		*key = lower_32_bits(xxh64(buf, size, size));
 		return err;
 	}
@@ -480,7 +672,8 @@ static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs, u
 		u32 rec = at[part] / sizeof(buf[0]);
 		u32 cnt = min_t(u32, BPFSTASH_SEEN_SAMPLE / sizeof(buf[0]) + 1, nr - rec);
 
-		err = bpfstash_jited_lines(prog, nr_funcs, rec, cnt, buf, NULL);
+		bpfstash_line_walk_seek(&w, rec);
+		err = bpfstash_jited_lines(&w, rec, cnt, buf, NULL);
 		if (err)
 			return err;
 		i = at[part] % sizeof(buf[0]);
@@ -497,14 +690,15 @@ static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs, u
 static int bpfstash_jited_lines_blob(const struct bpf_prog *prog, u32 nr_funcs,
 				     struct bpfstash_blob *b, bool compare)
 {
+	struct bpfstash_line_walk w;
 	u32 off, n;
 	void *p;
 	int err;
 
+	bpfstash_line_walk_init(&w, prog, nr_funcs);
 	for_each_blob_piece(b, off, p, n) {
-		err = bpfstash_jited_lines(prog, nr_funcs, off / sizeof(u64),
-					   n / sizeof(u64), compare ? NULL : p,
-					   compare ? p : NULL);
+		err = bpfstash_jited_lines(&w, off / sizeof(u64), n / sizeof(u64),
+					   compare ? NULL : p, compare ? p : NULL);
 		if (err)
 			return err;
 	}
@@ -571,19 +765,20 @@ void bpfstash_entry_set_load_time(struct bpfstash_entry *e, u64 boot)
 
 /*
  * Copy what bpf_prog_get_info_by_fd() would return for @prog into a new,
- * unlisted entry, and name it.  @funcs_size is bpfstash_funcs_size(@prog),
- * which the caller has already computed to check the limits.
+ * unlisted entry, and name it.  @sz is what bpfstash_prog_sizes() found,
+ * which the caller has already used to check the limits.
  */
-static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
+static int bpfstash_snapshot(struct bpf_prog *prog, const struct bpfstash_sizes *sz,
 			     struct bpfstash_entry *e, struct bpfstash_hash_acct *acct)
 {
 	struct bpf_prog_aux *aux = prog->aux;
-	u32 nr_funcs = aux->func_cnt ?: 1, off, i;
+	u32 nr_funcs = aux->func_cnt ?: 1;
 	struct bpfstash_content *c;
 	struct bpfstash_blob *b;
 	int err;
 
-	err = bpfstash_snapshot_funcs(prog, nr_funcs, funcs_size, e);
+	err = bpfstash_snapshot_funcs(prog, nr_funcs, sz, e) ?:
+	      bpfstash_blob_digest(e->blobs[BPFSTASH_BLOB_JITED], acct);
 	if (err)
 		return err;
 
@@ -592,8 +787,7 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 	c->prog_type = prog->type;
 	c->expected_attach_type = prog->expected_attach_type;
 	c->nr_funcs = nr_funcs;
-	for (i = 0; i < nr_funcs; i++)
-		c->jited_len += bpfstash_func(prog, i)->jited_len;
+	c->jited_len = sz->jited;
 	c->nr_line_info = aux->nr_linfo;
 	c->line_info_rec_size = sizeof(struct bpf_line_info);
 	c->nr_func_info = aux->func_info_cnt;
@@ -605,22 +799,6 @@ static int bpfstash_snapshot(struct bpf_prog *prog, u32 funcs_size,
 	c->nr_jited_line_info = aux->jited_linfo ? aux->nr_linfo : 0;
 	memcpy(c->tag, prog->tag, BPFSTASH_TAG_SIZE);
 	memcpy(c->name, aux->name, BPFSTASH_NAME_LEN);
-
-	/* The functions are not contiguous; copy them back to back. */
-	b = bpfstash_blob_alloc(c->jited_len);
-	if (!b)
-		return -ENOMEM;
-	b->seen_key = 0;	/* addresses inside: never the same bytes again */
-	for (i = 0, off = 0; i < nr_funcs; i++) {
-		const struct bpf_prog *f = bpfstash_func(prog, i);
-
-		bpfstash_blob_write(b, off, f->bpf_func, f->jited_len);
-		off += f->jited_len;
-	}
-	e->blobs[BPFSTASH_BLOB_JITED] = b;
-	err = bpfstash_blob_digest(b, acct);
-	if (err)
-		return err;
 
 	b = bpfstash_blob_new(aux->linfo, aux->nr_linfo * sizeof(struct bpf_line_info),
 			      &bpfstash_store.blob_dedup, acct);
@@ -985,7 +1163,7 @@ int bpfstash_store_owner(const struct bpfstash_owner *o, bool preexisting,
 struct bpfstash_prog_owner {
 	struct bpfstash_owner owner;
 	struct bpf_prog *prog;
-	u32 funcs_size;
+	struct bpfstash_sizes sz;
 };
 
 static int bpfstash_snapshot_prog(const struct bpfstash_owner *o, struct bpfstash_entry *e,
@@ -993,7 +1171,7 @@ static int bpfstash_snapshot_prog(const struct bpfstash_owner *o, struct bpfstas
 {
 	const struct bpfstash_prog_owner *po = container_of(o, struct bpfstash_prog_owner, owner);
 
-	return bpfstash_snapshot(po->prog, po->funcs_size, e, acct);
+	return bpfstash_snapshot(po->prog, &po->sz, e, acct);
 }
 
 /* Store @prog: bpfstash_store_owner(), for a program the stash may show. */
@@ -1005,17 +1183,14 @@ static int bpfstash_store_prog(struct bpf_prog *prog, bool preexisting,
 		.owner.snapshot = bpfstash_snapshot_prog,
 		.prog = prog,
 	};
-	u32 nr_funcs = prog->aux->func_cnt ?: 1, jited = 0, i;
 
 	*out = NULL;
 	if (res)
 		res->outcome = BPFSTASH_SKIPPED;
 	if (!bpfstash_prog_eligible(prog))
 		return -ENOENT;
-	po.funcs_size = bpfstash_funcs_size(prog);
-	for (i = 0; i < nr_funcs; i++)
-		jited += bpfstash_func(prog, i)->jited_len;
-	po.owner.min_bytes = bpfstash_min_bytes(po.funcs_size, jited);
+	bpfstash_prog_sizes(prog, &po.sz);
+	po.owner.min_bytes = bpfstash_min_bytes(po.sz.funcs, po.sz.jited);
 	return bpfstash_store_owner(&po.owner, preexisting, out, res);
 }
 

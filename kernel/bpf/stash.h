@@ -16,6 +16,7 @@
 #include <linux/refcount.h>
 #include <linux/rhashtable-types.h>
 #include <linux/seqlock.h>
+#include <linux/string.h>
 #include <linux/xarray.h>
 #include <kunit/visibility.h>
 
@@ -182,6 +183,17 @@ struct bpfstash_store {
 extern struct bpfstash_store bpfstash_store;
 
 /*
+ * The fewest buckets the store's tables shrink to.  With rhashtable's own
+ * minimum, 4, a store of a few entries resizes as programs come and go:
+ * deleting the last entries shrinks the tables (in a deferred work), and
+ * storing the next program with its blobs grows two of them again, which
+ * schedules that work from the load hook, every time (0.15-1 us of the
+ * hook in KUnit's benchmark, which stores one program at a time).  64
+ * buckets, rhashtable's initial size, take 512 bytes per table.
+ */
+#define BPFSTASH_TABLE_MIN_SIZE	64
+
+/*
  * Allocations on the load path: charged to the memory cgroup of whoever
  * started the store (see bpfstash_charge_begin()), never retried hard,
  * never warned about: failing is a counted, normal outcome.
@@ -226,7 +238,6 @@ struct bpfstash_owner {
 struct bpfstash_entry *bpfstash_entry_alloc(void);
 void bpfstash_entry_free(struct bpfstash_entry *e);
 int bpfstash_funcs_alloc(struct bpfstash_entry *e, u32 size);
-const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len);
 void bpfstash_entry_set_load_time(struct bpfstash_entry *e, u64 boot);
 void bpfstash_entry_unloaded(struct bpfstash_entry *e, bool gone);
 u64 bpfstash_min_bytes(u32 funcs_size, u32 jited_len);
@@ -262,6 +273,51 @@ static inline u32 bpfstash_blob_seg_len(u32 rest)
 #define for_each_blob_piece(b, off, p, n)				\
 	for_each_piece((b)->data, (b)->nr_segs, (b)->size, off, p, n)
 
+/**
+ * struct bpfstash_writer - writes bytes held as bpfstash_piece() reads them,
+ *	front to back
+ * @base: the bytes, or their pieces
+ * @nr: the number of pieces, 0 for one allocation
+ * @size: the number of bytes
+ * @off: the offset of the next byte written
+ * @room: the bytes from @p to the end of its piece; 0 until it is looked up
+ * @p: the address of byte @off, when @room is not 0
+ *
+ * The load hook writes a record, a name and an image per function, 256 of
+ * each for the largest programs: a writer finds the place of each in
+ * constant time, where bpfstash_piece() walked the pieces every time.
+ */
+struct bpfstash_writer {
+	void *base;
+	u32 nr;
+	u32 size;
+	u32 off;
+	u32 room;
+	u8 *p;
+};
+
+static inline void bpfstash_writer_init(struct bpfstash_writer *w, void *base, u32 nr,
+					u32 size, u32 off)
+{
+	*w = (struct bpfstash_writer){ .base = base, .nr = nr, .size = size, .off = off };
+}
+
+void __bpfstash_write(struct bpfstash_writer *w, const void *src, u32 len);
+
+/* Write @len bytes of @src at @w's offset, and move past them. */
+static __always_inline void bpfstash_write(struct bpfstash_writer *w, const void *src,
+					   u32 len)
+{
+	if (likely(len <= w->room)) {
+		memcpy(w->p, src, len);
+		w->p += len;
+		w->room -= len;
+		w->off += len;
+		return;
+	}
+	__bpfstash_write(w, src, len);
+}
+
 /*
  * Bytes of a blob sampled at its head, middle and tail for the key that
  * finds it again by its bytes (bpfstash_blob_seen_key()).
@@ -270,9 +326,9 @@ static inline u32 bpfstash_blob_seg_len(u32 rest)
 
 /* stash_blob.c: memory */
 size_t bpfstash_alloc_size(size_t bytes);
-void *bpfstash_alloc(size_t bytes, gfp_t extra);
+void *bpfstash_alloc(size_t bytes);
 size_t bpfstash_pieces_cost(u32 size, size_t head, u32 *nr);
-int bpfstash_pieces_alloc(void **seg, u32 nr, u32 size, gfp_t extra);
+int bpfstash_pieces_alloc(void **seg, u32 nr, u32 size);
 void bpfstash_pieces_free(void **seg, u32 nr);
 void *bpfstash_piece(const void *base, u32 nr, u32 size, u32 off, u32 *len);
 void bpfstash_pieces_write(void *base, u32 nr, u32 size, u32 off,
@@ -284,6 +340,7 @@ size_t bpfstash_blob_cost(u32 size, u32 *nr);
 u64 bpfstash_blob_bytes(const struct bpfstash_blob *b);
 struct bpfstash_blob *bpfstash_blob_alloc(u32 size);
 void bpfstash_blob_write(struct bpfstash_blob *b, u32 off, const void *src, u32 len);
+void bpfstash_blob_writer(struct bpfstash_writer *w, struct bpfstash_blob *b);
 const void *bpfstash_blob_at(const struct bpfstash_blob *b, u32 off, u32 *len);
 struct bpfstash_blob *bpfstash_blob_candidate(u32 size, u32 key);
 struct bpfstash_blob *bpfstash_blob_new(const void *data, u32 size,

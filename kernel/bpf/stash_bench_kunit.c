@@ -296,13 +296,23 @@ static void bench_check_entry(struct kunit *test, const struct bench_entry *b,
 			KUNIT_ASSERT_MEMEQ_MSG(test, p, want + off, n, "blob %u at %u", i, off);
 		}
 	}
-	/* The funcs file, but for the load addresses, which are this kernel's. */
+	/*
+	 * The funcs file, but for the load addresses, which are this
+	 * kernel's: the records, then the names and the zeroes after them.
+	 */
 	rec = bench_data(b, BENCH_FUNCS, &size);
+	KUNIT_ASSERT_EQ(test, bpfstash_entry_size(e, BPFSTASH_DATA_FUNCS), size);
 	for (i = 0; i < meta->content.nr_funcs; i++) {
 		got = bpfstash_entry_at(e, BPFSTASH_DATA_FUNCS, i * sizeof(*got), &n);
 		KUNIT_EXPECT_MEMEQ_MSG(test, &got->len, &rec[i].len,
 				       sizeof(*got) - offsetof(struct bpfstash_func, len),
 				       "funcs record %u", i);
+	}
+	want = (const u8 *)rec;
+	for (off = i * sizeof(*rec); off < size; off += n) {
+		const void *p = bpfstash_entry_at(e, BPFSTASH_DATA_FUNCS, off, &n);
+
+		KUNIT_ASSERT_MEMEQ_MSG(test, p, want + off, n, "funcs names at %u", off);
 	}
 }
 

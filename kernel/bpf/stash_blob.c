@@ -33,6 +33,7 @@ static const struct rhashtable_params bpfstash_blob_params = {
 	.key_len	= BPFSTASH_DIGEST_SIZE,
 	.key_offset	= offsetof(struct bpfstash_blob, digest),
 	.head_offset	= offsetof(struct bpfstash_blob, node),
+	.min_size	= BPFSTASH_TABLE_MIN_SIZE,
 	.automatic_shrinking = true,
 };
 
@@ -40,6 +41,7 @@ static const struct rhashtable_params bpfstash_blob_seen_params = {
 	.key_len	= sizeof(u32),
 	.key_offset	= offsetof(struct bpfstash_blob, seen_key),
 	.head_offset	= offsetof(struct bpfstash_blob, seen_node),
+	.min_size	= BPFSTASH_TABLE_MIN_SIZE,
 	.automatic_shrinking = true,
 };
 
@@ -162,26 +164,43 @@ const void *bpfstash_blob_at(const struct bpfstash_blob *b, u32 off, u32 *len)
 	return bpfstash_blob_piece(b, off, len);
 }
 
-/* Copy @len bytes of @src to byte @off of the bytes at @base (see bpfstash_piece()). */
-void bpfstash_pieces_write(void *base, u32 nr, u32 size, u32 off,
-			   const void *src, u32 len)
+/* bpfstash_write() across the end of a piece, or before the first lookup. */
+void __bpfstash_write(struct bpfstash_writer *w, const void *src, u32 len)
 {
 	u32 n;
 
 	while (len) {
-		void *p = bpfstash_piece(base, nr, size, off, &n);
-
-		n = min(n, len);
-		memcpy(p, src, n);
+		if (!w->room)
+			w->p = bpfstash_piece(w->base, w->nr, w->size, w->off, &w->room);
+		n = min(len, w->room);
+		memcpy(w->p, src, n);
+		w->p += n;
+		w->room -= n;
+		w->off += n;
 		src += n;
-		off += n;
 		len -= n;
 	}
+}
+
+/* Copy @len bytes of @src to byte @off of the bytes at @base (see bpfstash_piece()). */
+void bpfstash_pieces_write(void *base, u32 nr, u32 size, u32 off,
+			   const void *src, u32 len)
+{
+	struct bpfstash_writer w;
+
+	bpfstash_writer_init(&w, base, nr, size, off);
+	__bpfstash_write(&w, src, len);
 }
 
 void bpfstash_blob_write(struct bpfstash_blob *b, u32 off, const void *src, u32 len)
 {
 	bpfstash_pieces_write(b->data, b->nr_segs, b->size, off, src, len);
+}
+
+/* A writer of blob @b, from its first byte. */
+void bpfstash_blob_writer(struct bpfstash_writer *w, struct bpfstash_blob *b)
+{
+	bpfstash_writer_init(w, b->data, b->nr_segs, b->size, 0);
 }
 
 /* The SHA-256 of a blob's bytes, in its @digest, accounted in @acct. */
@@ -284,11 +303,11 @@ int bpfstash_content_hash(const struct bpfstash_content *content, const void *fu
  * power of two pages (a 20 KiB image would hold 32 KiB); vmalloc rounds up
  * to a page.  Freed with kvfree().
  */
-void *bpfstash_alloc(size_t bytes, gfp_t extra)
+void *bpfstash_alloc(size_t bytes)
 {
 	if (bytes > KMALLOC_MAX_CACHE_SIZE)
-		return __vmalloc(bytes, BPFSTASH_GFP | extra);
-	return kmalloc(bytes, BPFSTASH_GFP | extra);
+		return __vmalloc(bytes, BPFSTASH_GFP);
+	return kmalloc(bytes, BPFSTASH_GFP);
 }
 
 void bpfstash_pieces_free(void **seg, u32 nr)
@@ -355,13 +374,13 @@ u64 bpfstash_blob_bytes(const struct bpfstash_blob *b)
 }
 
 /* Allocate the @nr pieces of @size bytes into @seg; all or none. */
-int bpfstash_pieces_alloc(void **seg, u32 nr, u32 size, gfp_t extra)
+int bpfstash_pieces_alloc(void **seg, u32 nr, u32 size)
 {
 	u32 i, off, n;
 
 	for (i = 0, off = 0; i < nr; i++, off += n) {
 		n = bpfstash_blob_seg_len(size - off);
-		seg[i] = kmalloc(n, BPFSTASH_GFP | extra);
+		seg[i] = kmalloc(n, BPFSTASH_GFP);
 		if (!seg[i]) {
 			bpfstash_pieces_free(seg, i);
 			return -ENOMEM;
@@ -378,14 +397,14 @@ struct bpfstash_blob *bpfstash_blob_alloc(u32 size)
 
 	bpfstash_blob_cost(size, &nr);
 	if (!nr) {
-		b = bpfstash_alloc(struct_size(b, data, size), 0);
+		b = bpfstash_alloc(struct_size(b, data, size));
 		if (!b)
 			return NULL;
 	} else {
-		b = bpfstash_alloc(struct_size(b, seg, nr), 0);
+		b = bpfstash_alloc(struct_size(b, seg, nr));
 		if (!b)
 			return NULL;
-		if (bpfstash_pieces_alloc(b->seg, nr, size, 0)) {
+		if (bpfstash_pieces_alloc(b->seg, nr, size)) {
 			kvfree(b);
 			return NULL;
 		}

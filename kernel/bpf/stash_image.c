@@ -103,9 +103,14 @@ static int bpfstash_snapshot_image(const struct bpfstash_owner *o, struct bpfsta
 	const struct bpfstash_image *im = container_of(o, struct bpfstash_image, owner);
 	const char *name = im->ksym->name;
 	struct bpfstash_content *c = &e->meta.content;
-	struct bpfstash_func *rec;
+	struct bpfstash_func rec = {
+		.addr = (unsigned long)im->start,
+		.len = im->size,
+	};
+	static const u8 zeroes[8];
+	struct bpfstash_writer w;
 	struct bpfstash_blob *b;
-	u32 funcs_size, len;
+	u32 funcs_size;
 	int err;
 
 	funcs_size = bpfstash_image_funcs_size(im->ksym);
@@ -113,11 +118,11 @@ static int bpfstash_snapshot_image(const struct bpfstash_owner *o, struct bpfsta
 	if (err)
 		return err;
 	c->funcs_size = funcs_size;
-	rec = (void *)bpfstash_funcs_at(e, 0, &len);
-	rec->addr = (unsigned long)im->start;
-	rec->len = im->size;
-	bpfstash_pieces_write(e->funcs, e->funcs_segs, funcs_size, sizeof(*rec), name,
-			      strlen(name) + 1);
+	/* Every byte: the record, the name, the zeroes after it. */
+	bpfstash_writer_init(&w, e->funcs, e->funcs_segs, funcs_size, 0);
+	bpfstash_write(&w, &rec, sizeof(rec));
+	bpfstash_write(&w, name, strlen(name) + 1);
+	bpfstash_write(&w, zeroes, funcs_size - w.off);
 
 	c->version = BPFSTASH_VERSION;
 	c->prog_type = BPF_PROG_TYPE_UNSPEC;

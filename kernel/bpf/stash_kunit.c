@@ -445,6 +445,16 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 	bpfstash_test_settle();
 }
 
+/* bpfstash_jited_lines() in a pass of its own. */
+static int bpfstash_test_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32 n,
+			       u64 *out, const u64 *cmp)
+{
+	struct bpfstash_line_walk w;
+
+	bpfstash_line_walk_init(&w, prog, nr_funcs);
+	return bpfstash_jited_lines(&w, first, n, out, cmp);
+}
+
 /*
  * Jited line info, computed from a program of three functions: the key
  * taken from the sample alone is the key of all the records, and the
@@ -484,15 +494,15 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 		progs[0]->aux->jited_linfo = addrs;
 		progs[0]->aux->nr_linfo = nr;
 
-		KUNIT_ASSERT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
-							   (u64 *)jl, NULL), 0);
+		KUNIT_ASSERT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+							  (u64 *)jl, NULL), 0);
 		KUNIT_EXPECT_EQ(test, jl[nr - 1].func, nr > starts[2] ? 2 : 0);
 		KUNIT_EXPECT_EQ(test, jl[nr - 1].off, (nr - 1) * 3);
 		KUNIT_ASSERT_EQ(test, bpfstash_jited_lines_key(progs[0], ARRAY_SIZE(starts), nr,
 							       &key), 0);
 		KUNIT_EXPECT_EQ(test, key, bpfstash_blob_seen_key(jl, size));
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
-							   NULL, (u64 *)jl), 0);
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+							  NULL, (u64 *)jl), 0);
 
 		/*
 		 * One record off, in either field, at every position of a
@@ -505,23 +515,23 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 			    (i + 1 < starts[2] || i > starts[2] + 4))
 				continue;
 			jl[i].off ^= 1;
-			KUNIT_EXPECT_EQ_MSG(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
-								       0, nr, NULL, (u64 *)jl), 1,
+			KUNIT_EXPECT_EQ_MSG(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts),
+								      0, nr, NULL, (u64 *)jl), 1,
 					    "offset of line %u of %u", i, nr);
 			jl[i].off ^= 1;
 			jl[i].func ^= 1;
-			KUNIT_EXPECT_EQ_MSG(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts),
-								       0, nr, NULL, (u64 *)jl), 1,
+			KUNIT_EXPECT_EQ_MSG(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts),
+								      0, nr, NULL, (u64 *)jl), 1,
 					    "function of line %u of %u", i, nr);
 			jl[i].func ^= 1;
 		}
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
-							   NULL, (u64 *)jl), 0);
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+							  NULL, (u64 *)jl), 0);
 		/* A part of the lines, as a piece of a blob compares them. */
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 3, nr - 5,
-							   NULL, (u64 *)(jl + 3)), 0);
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 3, nr - 5,
-							   NULL, (u64 *)jl), 1);
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 3, nr - 5,
+							  NULL, (u64 *)(jl + 3)), 0);
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 3, nr - 5,
+							  NULL, (u64 *)jl), 1);
 
 		/* The same, into and against a blob held in pieces. */
 		b = bpfstash_blob_alloc(size);
@@ -535,8 +545,8 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 								b, true), 0);
 
 		jl[nr / 3].off ^= 1;
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
-							   NULL, (u64 *)jl), 1);
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+							  NULL, (u64 *)jl), 1);
 		bpfstash_blob_write(b, size - sizeof(*jl), &jl[nr / 3], sizeof(*jl));
 		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(progs[0], ARRAY_SIZE(starts),
 								b, true), 1);
@@ -712,6 +722,85 @@ static void bpfstash_test_funcs_pieces(struct kunit *test)
 	}
 }
 
+/*
+ * The funcs file and the image of a program of 200 functions, as the load
+ * hook builds them, against the same built here byte by byte as the uapi
+ * header describes them: names of every length from 1 to 120 bytes and
+ * the longest kallsyms allows, so that some end in each byte of a word,
+ * some cross the end of a piece and some are written a word at a time
+ * (bpfstash_write_name()); images of every length from 1 to 97 bytes.
+ */
+static void bpfstash_test_snapshot_funcs(struct kunit *test)
+{
+	const u32 nr = 200;
+	struct bpf_prog **progs = kunit_kcalloc(test, nr, sizeof(*progs), GFP_KERNEL);
+	u8 *images = kunit_kmalloc(test, nr * 97, GFP_KERNEL);
+	u32 size, off, n, i, names = 0, offset = 0;
+	struct bpfstash_sizes sz;
+	struct bpfstash_entry *e;
+	u8 *want, *jited;
+
+	KUNIT_ASSERT_NOT_NULL(test, progs);
+	KUNIT_ASSERT_NOT_NULL(test, images);
+	for (i = 0; i < nr * 97; i++)
+		images[i] = i * 13 + (i >> 8);
+	for (i = 0; i < nr; i++) {
+		struct bpf_prog *f = progs[i] = bpfstash_test_prog(test);
+		u32 len = i == 7 ? KSYM_NAME_LEN - 1 : 1 + i * 37 % 120;
+
+		memset(f->aux->ksym.name, 'a' + i % 26, len);
+		f->bpf_func = (void *)(images + i * 97);
+		f->jited_len = 1 + i * 61 % 97;
+		memset(f->tag, i, sizeof(f->tag));
+		names += len + 1;
+		offset += f->jited_len;
+	}
+	progs[0]->aux->func = progs;
+	progs[0]->aux->func_cnt = nr;
+
+	size = nr * sizeof(struct bpfstash_func) + round_up(names, 8);
+	want = kunit_kzalloc(test, size, GFP_KERNEL);
+	jited = kunit_kmalloc(test, offset, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	KUNIT_ASSERT_NOT_NULL(test, jited);
+	for (i = 0, names = 0, offset = 0; i < nr; i++) {
+		struct bpfstash_func *rec = (struct bpfstash_func *)want + i;
+		const struct bpf_prog *f = progs[i];
+
+		rec->addr = (unsigned long)f->bpf_func;
+		rec->len = f->jited_len;
+		rec->offset = offset;
+		rec->name_off = names;
+		memcpy(rec->tag, f->tag, sizeof(rec->tag));
+		n = strlen(f->aux->ksym.name) + 1;
+		memcpy(want + nr * sizeof(*rec) + names, f->aux->ksym.name, n);
+		memcpy(jited + offset, f->bpf_func, f->jited_len);
+		names += n;
+		offset += f->jited_len;
+	}
+
+	bpfstash_prog_sizes(progs[0], &sz);
+	KUNIT_ASSERT_EQ(test, sz.funcs, size);
+	KUNIT_ASSERT_EQ(test, sz.jited, offset);
+	e = bpfstash_entry_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_ASSERT_EQ(test, bpfstash_snapshot_funcs(progs[0], nr, &sz, e), 0);
+	KUNIT_EXPECT_GT(test, e->funcs_segs, 1);
+	KUNIT_EXPECT_EQ(test, e->meta.content.funcs_size, size);
+	for (off = 0; off < size; off += n) {
+		const u8 *p = bpfstash_funcs_at(e, off, &n);
+
+		KUNIT_EXPECT_MEMEQ_MSG(test, p, want + off, n, "funcs at %u", off);
+	}
+	KUNIT_EXPECT_EQ(test, bpfstash_entry_size(e, BPFSTASH_DATA_JITED), offset);
+	for (off = 0; off < offset; off += n) {
+		const u8 *p = bpfstash_blob_at(e->blobs[BPFSTASH_BLOB_JITED], off, &n);
+
+		KUNIT_EXPECT_MEMEQ_MSG(test, p, jited + off, n, "jited at %u", off);
+	}
+	bpfstash_entry_free(e);
+}
+
 /* The words of bpfstash= and of the control file. */
 struct bpfstash_control_case {
 	const char *s;
@@ -884,6 +973,7 @@ static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE(bpfstash_test_bytes_equal),
 	KUNIT_CASE(bpfstash_test_blob_pieces),
 	KUNIT_CASE(bpfstash_test_funcs_pieces),
+	KUNIT_CASE(bpfstash_test_snapshot_funcs),
 	KUNIT_CASE_PARAM(bpfstash_test_control, bpfstash_control_gen_params),
 	KUNIT_CASE_SLOW(bpfstash_test_state_race),
 	{}
