@@ -246,7 +246,7 @@ fi
 # samples resolve to its functions and source lines.  The kernel's BTF
 # is what lets it load at all.
 "$perf" record -a -e cpu-clock -F 1000 -o kfunc.data -- \
-	"$kfunc" "$top/build/tests/progs/kinds.bpf.o" -n 3 -m 300 > kfunc.log 2> kfunc.record
+	"$kfunc" "$top/build/tests/progs/kinds.bpf.o" -n 3 -m 600 > kfunc.log 2> kfunc.record
 "$perf" script -F ip,sym,srcline -i kfunc.data > kfunc.script 2> kfunc.err
 set -- $(awk -v tag='[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]' '
 	/^ *[0-9a-f]+ / { bpf = $2 ~ ("^bpf_prog_" tag "_kinds_(fentry|mix)$"); n += bpf; next }
@@ -260,7 +260,7 @@ elif [ "$kn" -lt 30 ]; then
 elif [ $((100 * kl)) -lt $((95 * kn)) ]; then
 	fail kernel_function "$kl of $kn samples with a source line: $(grep -A1 _kinds_ kfunc.script | head -n 4 | tr '\n' ' ')"
 else
-	note kernel_function "$kn samples in kinds_fentry and kinds_mix (3 programs of 300 ms, unloaded), $kl with a kinds.bpf.c line: $(awk '/_kinds_mix/ { getline l; print $2, l; exit }' kfunc.script | tr -s ' ')"
+	note kernel_function "$kn samples in kinds_fentry and kinds_mix (3 programs of 600 ms, unloaded), $kl with a kinds.bpf.c line: $(awk '/_kinds_mix/ { getline l; print $2, l; exit }' kfunc.script | tr -s ' ')"
 	pass kernel_function
 fi
 
@@ -277,8 +277,10 @@ for _ in $(seq 50); do	# images are freed after an RCU tasks grace period
 	[ -n "$thash" ] && [ "$("$bpfstash" -j show "$thash" | jq -r .loaded)" = false ] && break
 	sleep 0.1
 done
-if [ -z "$tramp" ] || [ "$tn" -lt 3 ]; then
-	fail trampoline "${tn:-0} samples in a bpf_trampoline_*: $(grep -m 3 bpf_tramp kfunc.dso | tr '\n' ' ')"
+# The program does most of the work: the trampoline gets about 1% of the
+# samples (2 to 8 in 900 ms of workload), hence 1.8 s of it.
+if [ -z "$tramp" ] || [ "$tn" -lt 1 ]; then
+	fail trampoline "no sample in a bpf_trampoline_*: $(grep -m 3 bpf_tramp kfunc.dso | tr '\n' ' ')"
 elif [ -z "$thash" ]; then
 	fail trampoline "$tramp's samples are not in a bpfstash entry: $(grep -m 2 "$tramp" kfunc.dso | tr '\n' ' ')"
 elif [ "$("$bpfstash" -j show "$thash" | jq -r .loaded)" != false ]; then
