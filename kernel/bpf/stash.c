@@ -272,6 +272,19 @@ void bpfstash_entry_put(struct bpfstash_entry *e)
 }
 
 /* The programs the stash may show: exactly those /proc/kallsyms lists. */
+/*
+ * Whether /proc/kallsyms shows BPF text now, for programs and images alike;
+ * counted as skipped_hardened when it does not (bpf_jit_harden).
+ */
+bool bpfstash_kallsyms_shown(void)
+{
+	if (IS_ENABLED(CONFIG_BPF_JIT) && !bpf_jit_kallsyms_enabled()) {
+		atomic64_inc(&bpfstash_store.skipped_hardened);
+		return false;
+	}
+	return true;
+}
+
 static bool bpfstash_prog_eligible(const struct bpf_prog *prog)
 {
 	if (!prog->jited || bpf_prog_is_offloaded(prog->aux) ||
@@ -280,14 +293,10 @@ static bool bpfstash_prog_eligible(const struct bpf_prog *prog)
 		return false;
 	}
 	/*
-	 * Without a JIT nothing is JITed and this is always false; user-mode
+	 * Without a JIT nothing is JITed and this is never reached; user-mode
 	 * Linux has none, and runs KUnit's benchmark of this hook there.
 	 */
-	if (IS_ENABLED(CONFIG_BPF_JIT) && !bpf_jit_kallsyms_enabled()) {
-		atomic64_inc(&bpfstash_store.skipped_hardened);
-		return false;
-	}
-	return true;
+	return bpfstash_kallsyms_shown();
 }
 
 static const struct bpf_prog *bpfstash_func(const struct bpf_prog *prog, u32 i)

@@ -241,6 +241,7 @@ int bpfstash_funcs_alloc(struct bpfstash_entry *e, u32 size);
 void bpfstash_entry_set_load_time(struct bpfstash_entry *e, u64 boot);
 void bpfstash_entry_unloaded(struct bpfstash_entry *e, bool gone);
 u64 bpfstash_min_bytes(u32 funcs_size, u32 jited_len);
+bool bpfstash_kallsyms_shown(void);
 int bpfstash_store_owner(const struct bpfstash_owner *o, bool preexisting,
 			 struct bpfstash_entry **out, struct bpfstash_result *res);
 

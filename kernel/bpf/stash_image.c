@@ -38,6 +38,7 @@
  * @nr_calls: programs the image calls
  * @call: the @i-th of them, and how it is called (enum bpfstash_call_kind)
  * @arg: for @call
+ * @funcs_size: the funcs file's bytes: one record and the name
  */
 struct bpfstash_image {
 	struct bpfstash_owner owner;
@@ -49,6 +50,7 @@ struct bpfstash_image {
 	u32 nr_calls;
 	const struct bpf_prog *(*call)(const void *arg, u32 i, u32 *kind);
 	const void *arg;
+	u32 funcs_size;
 };
 
 static const char *const bpfstash_image_names[] = {
@@ -56,11 +58,6 @@ static const char *const bpfstash_image_names[] = {
 	[BPFSTASH_IMAGE_STRUCT_OPS]	= "struct_ops",
 	[BPFSTASH_IMAGE_DISPATCHER]	= "dispatcher",
 };
-
-static u32 bpfstash_image_funcs_size(const struct bpf_ksym *ksym)
-{
-	return sizeof(struct bpfstash_func) + round_up(strlen(ksym->name) + 1, 8);
-}
 
 /* The calls blob: one struct bpfstash_call per program the image calls. */
 static int bpfstash_image_calls(const struct bpfstash_image *im, struct bpfstash_entry *e,
@@ -110,19 +107,17 @@ static int bpfstash_snapshot_image(const struct bpfstash_owner *o, struct bpfsta
 	static const u8 zeroes[8];
 	struct bpfstash_writer w;
 	struct bpfstash_blob *b;
-	u32 funcs_size;
 	int err;
 
-	funcs_size = bpfstash_image_funcs_size(im->ksym);
-	err = bpfstash_funcs_alloc(e, funcs_size);
+	err = bpfstash_funcs_alloc(e, im->funcs_size);
 	if (err)
 		return err;
-	c->funcs_size = funcs_size;
+	c->funcs_size = im->funcs_size;
 	/* Every byte: the record, the name, the zeroes after it. */
-	bpfstash_writer_init(&w, e->funcs, e->funcs_segs, funcs_size, 0);
+	bpfstash_writer_init(&w, e->funcs, e->funcs_segs, im->funcs_size, 0);
 	bpfstash_write(&w, &rec, sizeof(rec));
 	bpfstash_write(&w, name, strlen(name) + 1);
-	bpfstash_write(&w, zeroes, funcs_size - w.off);
+	bpfstash_write(&w, zeroes, im->funcs_size - w.off);
 
 	c->version = BPFSTASH_VERSION;
 	c->prog_type = BPF_PROG_TYPE_UNSPEC;
@@ -167,14 +162,13 @@ static void bpfstash_store_image(struct bpfstash_image *im)
 	struct bpfstash_entry *e;
 	int flags;
 
-	if (IS_ENABLED(CONFIG_BPF_JIT) && !bpf_jit_kallsyms_enabled()) {
-		atomic64_inc(&bpfstash_store.skipped_hardened);
+	if (!bpfstash_kallsyms_shown())
 		return;
-	}
+	im->funcs_size = sizeof(struct bpfstash_func) + round_up(strlen(im->ksym->name) + 1, 8);
 	im->owner.slot = &im->ksym->stash;
 	im->owner.image = true;
 	im->owner.snapshot = bpfstash_snapshot_image;
-	im->owner.min_bytes = bpfstash_min_bytes(bpfstash_image_funcs_size(im->ksym), im->size);
+	im->owner.min_bytes = bpfstash_min_bytes(im->funcs_size, im->size);
 	flags = bpfstash_store_owner(&im->owner, false, &e, NULL);
 	if (flags >= 0)
 		perf_event_bpf_image_mmap3(im->ksym->name, (unsigned long)im->start, im->size,

@@ -10,10 +10,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "libbpfstash.h"
@@ -28,6 +30,21 @@ struct fixture {
 	unsigned int prog_id;
 	int loaded;
 };
+
+/* Run a shell command line (printf-style); its exit status, or -1. */
+static inline int __attribute__((format(printf, 1, 2))) fixture_sh(const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&cmd, fmt, ap) > 0);
+	va_end(ap);
+	st = system(cmd);
+	free(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
 
 static inline void fixture_get(const char *name, struct fixture *f)
 {

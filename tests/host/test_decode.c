@@ -29,20 +29,6 @@
 #define NS FIXTURE_NS
 #define EPOCH FIXTURE_EPOCH
 
-static int sh(const char *fmt, ...)
-{
-	char *cmd;
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&cmd, fmt, ap) > 0);
-	va_end(ap);
-	st = system(cmd);
-	free(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 struct scene {
 	char dir[64];
 	struct fixture fx[3];	/* tiny, large, subprogs */
@@ -135,7 +121,7 @@ static void check_decode(struct scene *sc, const struct buf *in, const struct bu
 	snprintf(inp, sizeof(inp), "%s/in", sc->dir);
 	snprintf(outp, sizeof(outp), "%s/out", sc->dir);
 	fixture_write_path(inp, in->p, in->len);
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s decode %s < %s > %s", sc->dir, args, inp,
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s decode %s < %s > %s", sc->dir, args, inp,
 			    outp), 0);
 	out = fixture_read_path(outp, &size);
 	if (size != want->len || memcmp(out, want->p, size)) {
@@ -282,13 +268,13 @@ static void test_junk(void **state)
 	free(in.p);
 	free(want.p);
 	/* usage errors */
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s decode extra < /dev/null 2>/dev/null",
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s decode extra < /dev/null 2>/dev/null",
 			    sc->dir), 64);
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s decode --at yesterday < /dev/null 2>/dev/null",
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s decode --at yesterday < /dev/null 2>/dev/null",
 			    sc->dir), 64);
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s -j decode < /dev/null > /dev/null", sc->dir),
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s -j decode < /dev/null > /dev/null", sc->dir),
 			 64);
-	assert_int_equal(sh(BPFSTASH_BIN " --root /nonexistent decode < /dev/null 2>/dev/null"),
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root /nonexistent decode < /dev/null 2>/dev/null"),
 			 69);
 }
 
@@ -299,29 +285,29 @@ static void test_resolve_at_cli(void **state)
 	unsigned long long a = sc->shared;
 	const char *d = sc->dir;
 
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s -j resolve --at 150.5 %llx | jq -e "
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s -j resolve --at 150.5 %llx | jq -e "
 			    "'.[0].hash == \"%s\"' > /dev/null", d, a, sc->fx[0].hash), 0);
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s -j resolve --at 2023-11-14T22:15:50Z %llx | "
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s -j resolve --at 2023-11-14T22:15:50Z %llx | "
 			    "jq -e '.[0].hash == \"%s\"' > /dev/null", d, a, sc->fx[0].hash), 0);
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s resolve --at 1000 %llx | grep -q '\t%s\t'",
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s resolve --at 1000 %llx | grep -q '\t%s\t'",
 			    d, a, sc->fx[1].hash), 0);
 	/* ambiguous: exit 1, both listed with their windows */
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s resolve %llx > /dev/null 2> %s/err", d, a, d),
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s resolve %llx > /dev/null 2> %s/err", d, a, d),
 			 1);
-	assert_int_equal(sh("grep -q 'ambiguous: held by 2 entries' %s/err && "
+	assert_int_equal(fixture_sh("grep -q 'ambiguous: held by 2 entries' %s/err && "
 			    "grep -q 'candidate %s stash_tiny .*+100.000000000..+200.000000000 s' %s/err && "
 			    "grep -q 'candidate %s stash_large .*still loaded' %s/err", d, sc->fx[0].hash,
 			    d, sc->fx[1].hash, d), 0);
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s -j resolve %llx | jq -e '.[0].candidates | "
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s -j resolve %llx | jq -e '.[0].candidates | "
 			    "length == 2 and .[0].hash == \"%s\" and .[0].load_time_boot_ns == %llu "
 			    "and .[1].unload_time_ns == 0' > /dev/null", d, a, sc->fx[0].hash,
 			    100 * NS), 0);
 	/* between the windows: none, and who held it */
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s -j resolve --at 250 %llx | jq -e "
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s -j resolve --at 250 %llx | jq -e "
 			    "'.[0].error and (.[0].candidates | length == 2)' > /dev/null", d, a), 0);
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s resolve --at 250 %llx 2>/dev/null", d, a), 1);
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s resolve --at 12x %llx 2>/dev/null", d, a), 64);
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s resolve --at 2026-13-45T00:00:00Z %llx "
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s resolve --at 250 %llx 2>/dev/null", d, a), 1);
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s resolve --at 12x %llx 2>/dev/null", d, a), 64);
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s resolve --at 2026-13-45T00:00:00Z %llx "
 			    "2>/dev/null", d, a), 64);
 }
 
@@ -344,11 +330,11 @@ static void test_archive(void **state)
 
 	snprintf(ar, sizeof(ar), "%s.archive", d);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", d);
-	assert_int_equal(sh("rm -rf %s %s && mkdir %s", ar, tmp, tmp), 0);
+	assert_int_equal(fixture_sh("rm -rf %s %s && mkdir %s", ar, tmp, tmp), 0);
 	/* tiny is the only unloaded entry: the only one to expire */
-	assert_int_equal(sh(BPFSTASH_GC_BIN " --root %s --archive %s --max-age 1s --now 4000000000 "
+	assert_int_equal(fixture_sh(BPFSTASH_GC_BIN " --root %s --archive %s --max-age 1s --now 4000000000 "
 			    "> /dev/null", d, ar), 0);
-	assert_int_equal(sh("test ! -e %s/%s && test -f %s/%.2s/%s.tar.zst", d, th, ar, th, th), 0);
+	assert_int_equal(fixture_sh("test ! -e %s/%s && test -f %s/%.2s/%s.tar.zst", d, th, ar, th, th), 0);
 
 	/* tiny's frame, large's at its time, both for the address they shared */
 	snprintf(t, sizeof(t), "[  150.123456]  %s+0x8/0x%x", nt, ft->len);
@@ -372,9 +358,9 @@ static void test_archive(void **state)
 	check_decode(sc, &none, &none, "");
 
 	/* hostile archives next to the good one: skipped, the good one still used */
-	assert_int_equal(sh("mkdir -p %s/00 && head -c 5000 /dev/urandom > "
+	assert_int_equal(fixture_sh("mkdir -p %s/00 && head -c 5000 /dev/urandom > "
 			    "%s/00/0000000000000000000000000000000000000000.tar.zst", ar, ar), 0);
-	assert_int_equal(sh("cd %s && mkdir -p 1111111111111111111111111111111111111111 && "
+	assert_int_equal(fixture_sh("cd %s && mkdir -p 1111111111111111111111111111111111111111 && "
 			    "ln -s /etc/passwd 1111111111111111111111111111111111111111/meta && "
 			    "echo evil > escape && mkdir -p %s/11 && tar --zstd -cf "
 			    "%s/11/1111111111111111111111111111111111111111.tar.zst "
@@ -386,18 +372,18 @@ static void test_archive(void **state)
 	assert_int_equal(setenv("TMPDIR", tmp, 1), 0);
 	check_decode(sc, &in, &want, t);
 	assert_int_equal(unsetenv("TMPDIR"), 0);
-	assert_int_equal(sh("grep -q '0000000000000000000000000000000000000000.tar.zst: .*; skipped' "
+	assert_int_equal(fixture_sh("grep -q '0000000000000000000000000000000000000000.tar.zst: .*; skipped' "
 			    "%s/err", tmp), 0);
 	/* nothing left in TMPDIR but the error output: no escape, no private directory */
-	assert_int_equal(sh("test \"$(ls -A %s)\" = err && test ! -e %s/escape && "
+	assert_int_equal(fixture_sh("test \"$(ls -A %s)\" = err && test ! -e %s/escape && "
 			    "test ! -e %s/../escape", tmp, tmp, d), 0);
 
 	/* errors: no such archive directory (69), and no argument (64) */
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s decode --archive %s/none < /dev/null "
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s decode --archive %s/none < /dev/null "
 			    "2>/dev/null", d, tmp), 69);
-	assert_int_equal(sh(BPFSTASH_BIN " --root %s decode --archive < /dev/null 2>/dev/null",
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s decode --archive < /dev/null 2>/dev/null",
 			    d), 64);
-	assert_int_equal(sh("rm -rf %s %s", ar, tmp), 0);
+	assert_int_equal(fixture_sh("rm -rf %s %s", ar, tmp), 0);
 	free(in.p);
 	free(want.p);
 	free(none.p);
@@ -428,21 +414,21 @@ static void test_debuginfod(void **state)
 	check_decode(sc, &in, &local, "");
 	in.len = local.len = 0;
 
-	if (sh("command -v debuginfod > /dev/null && command -v debuginfod-find > /dev/null")) {
+	if (fixture_sh("command -v debuginfod > /dev/null && command -v debuginfod-find > /dev/null")) {
 		free(in.p);
 		free(local.p);
 		print_message("debuginfod is not installed (apt-get install debuginfod)\n");
 		skip();
 	}
 	snprintf(srv, sizeof(srv), "%s.srv", d);
-	assert_int_equal(sh("rm -rf %s && mkdir -p %s/empty %s/exp && " BPFSTASH_BIN
+	assert_int_equal(fixture_sh("rm -rf %s && mkdir -p %s/empty %s/exp && " BPFSTASH_BIN
 			    " --root %s export %s %s --to %s/exp > /dev/null", srv, srv, srv, d, th,
 			    sh2, srv), 0);
-	assert_int_equal(sh("cd %s && { debuginfod -d db.sqlite -p %d -F -t 1 exp > log 2>&1 & "
+	assert_int_equal(fixture_sh("cd %s && { debuginfod -d db.sqlite -p %d -F -t 1 exp > log 2>&1 & "
 			    "echo $! > pid; }", srv, port), 0);
 	for (tries = 0; tries < 60; tries++) {
 		/* A fresh cache each time: the client remembers a miss for 10 min. */
-		if (!sh("DEBUGINFOD_CACHE_PATH=%s/probe%d DEBUGINFOD_URLS=http://127.0.0.1:%d "
+		if (!fixture_sh("DEBUGINFOD_CACHE_PATH=%s/probe%d DEBUGINFOD_URLS=http://127.0.0.1:%d "
 			"debuginfod-find debuginfo %s > /dev/null 2>&1 && "
 			"DEBUGINFOD_CACHE_PATH=%s/probe%d DEBUGINFOD_URLS=http://127.0.0.1:%d "
 			"debuginfod-find debuginfo %s > /dev/null 2>&1", srv, tries, port, th, srv,
@@ -451,7 +437,7 @@ static void test_debuginfod(void **state)
 		usleep(250000);
 	}
 	if (tries == 60) {
-		(void)!sh("kill $(cat %s/pid); tail -n 3 %s/log >&2", srv, srv);
+		(void)!fixture_sh("kill $(cat %s/pid); tail -n 3 %s/log >&2", srv, srv);
 		fail_msg("debuginfod on 127.0.0.1:%d never served the entries", port);
 	}
 	/* every 5th byte of subprogs' functions, and tiny's first, by address */
@@ -494,7 +480,7 @@ static void test_debuginfod(void **state)
 		check_decode(&empty, &in, &local, "");
 	}
 	unsetenv("DEBUGINFOD_CACHE_PATH");
-	assert_int_equal(sh("kill $(cat %s/pid) && rm -rf %s", srv, srv), 0);
+	assert_int_equal(fixture_sh("kill $(cat %s/pid) && rm -rf %s", srv, srv), 0);
 	free(in.p);
 	free(want.p);
 	free(local.p);

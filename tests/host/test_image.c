@@ -584,20 +584,6 @@ static void test_image_export(void **state)
 	fixture_rmtree(root);
 }
 
-static int run(const char *fmt, ...)
-{
-	char *cmd;
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&cmd, fmt, ap) > 0);
-	va_end(ap);
-	st = system(cmd);
-	free(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* bpfstash show and ls name the image's kind, and show its calls. */
 static void test_cli_show_ls(void **state)
 {
@@ -609,7 +595,7 @@ static void test_cli_show_ls(void **state)
 	fixture_get("tiny", &tiny);
 	trampoline(&im, root);
 	fixture_copy(&tiny, root);
-	assert_int_equal(run(BPFSTASH_BIN " --root %s -j show %s | jq -e '"
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s -j show %s | jq -e '"
 			     ".image == \"trampoline\" and .prog_type == 0 and .verified and "
 			     "(.calls | length) == 2 and "
 			     ".calls[0] == {\"kind\": \"fentry\", \"prog_id\": 42, "
@@ -618,22 +604,22 @@ static void test_cli_show_ls(void **state)
 			     ".calls[1].kind == \"fexit\" and .calls[1].entry == null' >/dev/null",
 			     root, im.hex, tiny.hash), 0);
 	/* A program's entry: no image, no calls. */
-	assert_int_equal(run(BPFSTASH_BIN " --root %s -j show %s | jq -e "
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s -j show %s | jq -e "
 			     "'(has(\"image\") | not) and .calls == []' >/dev/null",
 			     root, tiny.hash), 0);
-	assert_int_equal(run(BPFSTASH_BIN " --root %s show %s | grep -q "
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s show %s | grep -q "
 			     "'^image            trampoline (2 calls)$'", root, im.hex), 0);
-	assert_int_equal(run(BPFSTASH_BIN " --root %s show %s | grep -Eq "
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s show %s | grep -Eq "
 			     "'^ +0 fentry +42 a1a2a3a4a5a6a7a8 %s on_enter$'",
 			     root, im.hex, tiny.hash), 0);
-	assert_int_equal(run(BPFSTASH_BIN " --root %s -j ls | jq -e '"
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s -j ls | jq -e '"
 			     "(map(select(.hash == \"%s\"))[0] | .image == \"trampoline\" and "
 			     ".nr_calls == 2) and "
 			     "(map(select(.hash == \"%s\"))[0] | has(\"image\") | not)' >/dev/null",
 			     root, im.hex, tiny.hash), 0);
-	assert_int_equal(run(BPFSTASH_BIN " --root %s ls | grep -q '^%s  \\[trampoline\\] '",
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s ls | grep -q '^%s  \\[trampoline\\] '",
 			     root, im.hex), 0);
-	assert_int_equal(run(BPFSTASH_BIN " --root %s verify >/dev/null", root), 0);
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s verify >/dev/null", root), 0);
 	fixture_rmtree(root);
 }
 
@@ -651,20 +637,20 @@ static void test_gc_archive(void **state)
 	fixture_copy(&tiny, root);
 	fixture_set_times(root, tiny.hash, 1, 2);
 	snprintf(arch, sizeof(arch), "%s.archive", root);
-	assert_int_equal(run(BPFSTASH_GC_BIN " --root %s --max-age 1s --archive %s >/dev/null",
+	assert_int_equal(fixture_sh(BPFSTASH_GC_BIN " --root %s --max-age 1s --archive %s >/dev/null",
 			     root, arch), 0);
 	entry_path(path, sizeof(path), root, im.hex, "meta");
 	assert_int_not_equal(access(path, F_OK), 0);
-	assert_int_equal(run("tar --zstd -tf %s/%.2s/%s.tar.zst | grep -qx '%s/calls'", arch,
+	assert_int_equal(fixture_sh("tar --zstd -tf %s/%.2s/%s.tar.zst | grep -qx '%s/calls'", arch,
 			     im.hex, im.hex, im.hex), 0);
 	/* a program's archive has none */
-	assert_int_not_equal(run("tar --zstd -tf %s/%.2s/%s.tar.zst | grep -q '/calls$'", arch,
+	assert_int_not_equal(fixture_sh("tar --zstd -tf %s/%.2s/%s.tar.zst | grep -q '/calls$'", arch,
 				 tiny.hash, tiny.hash), 0);
-	assert_int_equal(run("tar --zstd -m -C %s -xf %s/%.2s/%s.tar.zst", x, arch, im.hex,
+	assert_int_equal(fixture_sh("tar --zstd -m -C %s -xf %s/%.2s/%s.tar.zst", x, arch, im.hex,
 			     im.hex), 0);
 	assert_int_equal(load_verify(x, im.hex), 0);
 	/* decode --archive takes it too: an address in the trampoline is its. */
-	assert_int_equal(run("echo ' ffffffffc0a01010' | " BPFSTASH_BIN
+	assert_int_equal(fixture_sh("echo ' ffffffffc0a01010' | " BPFSTASH_BIN
 			     " --root %s decode --archive %s | grep -qF '(%.8s: no line info)'",
 			     root, arch, im.hex), 0);
 	fixture_rmtree(arch);
