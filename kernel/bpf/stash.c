@@ -376,6 +376,31 @@ static u32 bpfstash_write_name(struct bpfstash_writer *w, const char *name)
 }
 
 /*
+ * What the passes over a program's jited line info need of a function:
+ * where its image is, how long it is, and its first line.  The walk that
+ * writes the functions' records gathers them (bpfstash_snapshot_funcs()),
+ * and the passes read them from one array where they used to follow, for
+ * each function, two pointers to its image and two more to its
+ * linfo_idx: over a thousand dependent loads for 256 functions.
+ */
+struct bpfstash_span {
+	unsigned long lo;
+	u32 len;
+	u32 first_line;
+};
+
+/* Programs of up to this many functions keep their spans on the stack. */
+#define BPFSTASH_SPANS_ON_STACK	8
+
+/* A program's jited line info, and its functions' spans. */
+struct bpfstash_lines {
+	void *const *jited_linfo;
+	const struct bpfstash_span *spans;
+	u32 nr_funcs;
+	u32 nr;		/* lines */
+};
+
+/*
  * What an entry of a program needs before anything is copied: the size
  * of its "funcs" file (its records, then the names) and of its image.
  */
@@ -409,12 +434,14 @@ static void bpfstash_prog_sizes(const struct bpf_prog *prog, struct bpfstash_siz
  * Build the "funcs" file (one struct bpfstash_func per function, then the
  * names, then zeroes to a multiple of 8 bytes) and the image (the
  * functions back to back: they are not contiguous) in one walk over the
- * functions, of the sizes bpfstash_prog_sizes() found.  Offsets into the
- * jited file follow bpf_prog_get_info_by_fd().  Every byte of both is
- * written here.
+ * functions, of the sizes bpfstash_prog_sizes() found, and fill in each
+ * function's span for the passes over the lines.  Offsets into the jited
+ * file follow bpf_prog_get_info_by_fd().  Every byte of both is written
+ * here.
  */
 static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
-				   const struct bpfstash_sizes *sz, struct bpfstash_entry *e)
+				   const struct bpfstash_sizes *sz, struct bpfstash_entry *e,
+				   struct bpfstash_span *spans)
 {
 	static const u8 zeroes[8];
 	struct bpfstash_writer recs, names, image;
@@ -438,29 +465,71 @@ static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
 	bpfstash_blob_writer(&image, b);
 	for (i = 0; i < nr_funcs; i++) {
 		const struct bpf_prog *f = bpfstash_func(prog, i);
-		struct bpfstash_func rec = {
-			.addr = (unsigned long)f->bpf_func,
-			.len = f->jited_len,
-			.offset = offset,
-			.name_off = name_off,
-		};
-
 		/* prog_tags[] holds each subprogram's own tag. */
-		memcpy(rec.tag, prog->aux->func_cnt ? prog->aux->func[i]->tag :
-		       prog->tag, BPFSTASH_TAG_SIZE);
-		bpfstash_write(&recs, &rec, sizeof(rec));
+		const u8 *tag = prog->aux->func_cnt ? prog->aux->func[i]->tag : prog->tag;
+		struct bpfstash_func *r = bpfstash_write_place(&recs, sizeof(*r));
+
+		if (likely(r)) {
+			r->addr = (unsigned long)f->bpf_func;
+			r->len = f->jited_len;
+			r->offset = offset;
+			r->name_off = name_off;
+			r->__reserved = 0;
+			memcpy(r->tag, tag, BPFSTASH_TAG_SIZE);
+		} else {
+			struct bpfstash_func rec = {
+				.addr = (unsigned long)f->bpf_func,
+				.len = f->jited_len,
+				.offset = offset,
+				.name_off = name_off,
+			};
+
+			memcpy(rec.tag, tag, BPFSTASH_TAG_SIZE);
+			bpfstash_write(&recs, &rec, sizeof(rec));
+		}
 		name_off += bpfstash_write_name(&names, f->aux->ksym.name);
 		bpfstash_write(&image, f->bpf_func, f->jited_len);
+		spans[i] = (struct bpfstash_span){
+			.lo = (unsigned long)f->bpf_func,
+			.len = f->jited_len,
+			.first_line = f->aux->linfo_idx,
+		};
 		offset += f->jited_len;
 	}
 	bpfstash_write(&names, zeroes, sz->funcs - names.off);
 	return 0;
 }
 
-/* The first line of the function after @f, U32_MAX after the last one. */
-static u32 bpfstash_next_func_line(const struct bpf_prog *prog, u32 nr_funcs, u32 f)
+/*
+ * @l's functions' spans, read from the program: what
+ * bpfstash_snapshot_funcs() gathers on its way.
+ */
+static void bpfstash_prog_lines(const struct bpf_prog *prog, u32 nr_funcs,
+				struct bpfstash_span *spans, struct bpfstash_lines *l)
 {
-	return f + 1 < nr_funcs ? bpfstash_func(prog, f + 1)->aux->linfo_idx : U32_MAX;
+	u32 i;
+
+	for (i = 0; i < nr_funcs; i++) {
+		const struct bpf_prog *f = bpfstash_func(prog, i);
+
+		spans[i] = (struct bpfstash_span){
+			.lo = (unsigned long)f->bpf_func,
+			.len = f->jited_len,
+			.first_line = f->aux->linfo_idx,
+		};
+	}
+	*l = (struct bpfstash_lines){
+		.jited_linfo = prog->aux->jited_linfo,
+		.spans = spans,
+		.nr_funcs = nr_funcs,
+		.nr = prog->aux->nr_linfo,
+	};
+}
+
+/* The first line of the function after @f, U32_MAX after the last one. */
+static u32 bpfstash_next_func_line(const struct bpfstash_lines *l, u32 f)
+{
+	return f + 1 < l->nr_funcs ? l->spans[f + 1].first_line : U32_MAX;
 }
 
 /* A struct bpfstash_jited_line as one word, in memory order. */
@@ -553,19 +622,17 @@ bpfstash_jited_lines_put_func(void *const *jited_linfo, u32 i, u32 stop, u32 f,
  * samples of a key jump ahead with bpfstash_line_walk_seek().
  */
 struct bpfstash_line_walk {
-	const struct bpf_prog *prog;
-	u32 nr_funcs;
+	const struct bpfstash_lines *l;
 	u32 f;		/* the function of the lines before @next */
 	u32 next;	/* the first line of the function after @f, or U32_MAX */
 };
 
 static void bpfstash_line_walk_init(struct bpfstash_line_walk *w,
-				    const struct bpf_prog *prog, u32 nr_funcs)
+				    const struct bpfstash_lines *l)
 {
-	w->prog = prog;
-	w->nr_funcs = nr_funcs;
+	w->l = l;
 	w->f = 0;
-	w->next = bpfstash_next_func_line(prog, nr_funcs, 0);
+	w->next = bpfstash_next_func_line(l, 0);
 }
 
 /*
@@ -577,41 +644,40 @@ static void bpfstash_line_walk_init(struct bpfstash_line_walk *w,
 static void bpfstash_line_walk_seek(struct bpfstash_line_walk *w, u32 i)
 {
 	/* The last function's next line is U32_MAX: @i is before it. */
-	u32 lo = w->f, hi = w->nr_funcs - 1, mid;
+	u32 lo = w->f, hi = w->l->nr_funcs - 1, mid;
 
 	if (i < w->next)
 		return;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (bpfstash_next_func_line(w->prog, w->nr_funcs, mid) > i)
+		if (bpfstash_next_func_line(w->l, mid) > i)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
 	w->f = lo;
-	w->next = bpfstash_next_func_line(w->prog, w->nr_funcs, lo);
+	w->next = bpfstash_next_func_line(w->l, lo);
 }
 
 static __always_inline int
 __bpfstash_jited_lines(struct bpfstash_line_walk *w, u32 first, u32 n,
 		       u64 *out, const u64 *cmp, const bool compare)
 {
-	/* Locals: the stores below could alias prog->aux and *w. */
-	void **jited_linfo = w->prog->aux->jited_linfo;
+	/* Locals: the stores below could alias *w and what it points to. */
+	const struct bpfstash_lines *l = w->l;
+	void *const *jited_linfo = l->jited_linfo;
 	u32 i = first, end = first + n;
 	int err;
 
 	while (i < end) {
-		const struct bpf_prog *fp;
 		unsigned long lo, len;
 		u32 f, stop;
 
 		while (i >= w->next)
-			w->next = bpfstash_next_func_line(w->prog, w->nr_funcs, ++w->f);
+			w->next = bpfstash_next_func_line(l, ++w->f);
 		f = w->f;
-		fp = bpfstash_func(w->prog, f);
-		lo = (unsigned long)fp->bpf_func;
-		len = fp->jited_len;
+		lo = l->spans[f].lo;
+		len = l->spans[f].len;
 		stop = min(w->next, end);
 
 		if (compare) {
@@ -657,11 +723,11 @@ static int bpfstash_jited_lines(struct bpfstash_line_walk *w, u32 first, u32 n,
  * info, from the records its sample covers: the lines are computed again
  * for the few bytes it reads, not stored.
  */
-static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs, u32 nr, u32 *key)
+static int bpfstash_jited_lines_key(const struct bpfstash_lines *l, u32 *key)
 {
 	/* All the records of a small blob, or the 9 one sample can span. */
 	u64 buf[3 * BPFSTASH_SEEN_SAMPLE / sizeof(u64) + 1];
-	u32 size = nr * sizeof(struct bpfstash_jited_line), part, i;
+	u32 nr = l->nr, size = nr * sizeof(struct bpfstash_jited_line), part, i;
 	const u32 at[3] = {
 		0, size / 2 - BPFSTASH_SEEN_SAMPLE / 2, size - BPFSTASH_SEEN_SAMPLE,
 	};
@@ -670,7 +736,7 @@ static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs, u
 	int err;
 
 	BUILD_BUG_ON(BPFSTASH_SEEN_SAMPLE % sizeof(buf[0]));
-	bpfstash_line_walk_init(&w, prog, nr_funcs);
+	bpfstash_line_walk_init(&w, l);
 	if (size <= 3 * BPFSTASH_SEEN_SAMPLE) {
 		err = bpfstash_jited_lines(&w, 0, nr, buf, NULL);
 		*key = lower_32_bits(xxh64(buf, size, size));
@@ -696,7 +762,7 @@ static int bpfstash_jited_lines_key(const struct bpf_prog *prog, u32 nr_funcs, u
  * The lines of blob @b, piece by piece (pieces hold whole records): written
  * to it, or compared with it.
  */
-static int bpfstash_jited_lines_blob(const struct bpf_prog *prog, u32 nr_funcs,
+static int bpfstash_jited_lines_blob(const struct bpfstash_lines *l,
 				     struct bpfstash_blob *b, bool compare)
 {
 	struct bpfstash_line_walk w;
@@ -704,7 +770,7 @@ static int bpfstash_jited_lines_blob(const struct bpf_prog *prog, u32 nr_funcs,
 	void *p;
 	int err;
 
-	bpfstash_line_walk_init(&w, prog, nr_funcs);
+	bpfstash_line_walk_init(&w, l);
 	for_each_blob_piece(b, off, p, n) {
 		err = bpfstash_jited_lines(&w, off / sizeof(u64), n / sizeof(u64),
 					   compare ? NULL : p, compare ? p : NULL);
@@ -720,24 +786,24 @@ static int bpfstash_jited_lines_blob(const struct bpf_prog *prog, u32 nr_funcs,
  * with the lines as they are computed, without building them; only lines
  * never seen are built into a new blob.
  */
-static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_funcs,
+static int bpfstash_snapshot_jited_lines(const struct bpfstash_lines *l,
 					 struct bpfstash_blob **blob,
 					 struct bpfstash_hash_acct *acct)
 {
-	u32 nr = prog->aux->nr_linfo, size = nr * sizeof(struct bpfstash_jited_line);
+	u32 size = l->nr * sizeof(struct bpfstash_jited_line);
 	struct bpfstash_blob *b;
 	u32 key;
 	int err;
 
 	*blob = NULL;
-	if (!nr || !prog->aux->jited_linfo)
+	if (!l->nr || !l->jited_linfo)
 		return 0;
-	err = bpfstash_jited_lines_key(prog, nr_funcs, nr, &key);
+	err = bpfstash_jited_lines_key(l, &key);
 	if (err)
 		return err;
 	b = bpfstash_blob_candidate(size, key);
 	if (b) {
-		err = bpfstash_jited_lines_blob(prog, nr_funcs, b, true);
+		err = bpfstash_jited_lines_blob(l, b, true);
 		if (!err) {
 			atomic64_inc(&bpfstash_store.blob_dedup);
 			*blob = b;
@@ -751,7 +817,7 @@ static int bpfstash_snapshot_jited_lines(const struct bpf_prog *prog, u32 nr_fun
 	b = bpfstash_blob_alloc(size);
 	if (!b)
 		return -ENOMEM;
-	err = bpfstash_jited_lines_blob(prog, nr_funcs, b, false) ?:
+	err = bpfstash_jited_lines_blob(l, b, false) ?:
 	      bpfstash_blob_digest(b, acct);
 	if (err) {
 		bpfstash_blob_put(b);
@@ -775,18 +841,21 @@ void bpfstash_entry_set_load_time(struct bpfstash_entry *e, u64 boot)
 /*
  * Copy what bpf_prog_get_info_by_fd() would return for @prog into a new,
  * unlisted entry, and name it.  @sz is what bpfstash_prog_sizes() found,
- * which the caller has already used to check the limits.
+ * which the caller has already used to check the limits; @spans has room
+ * for each function's.
  */
-static int bpfstash_snapshot(struct bpf_prog *prog, const struct bpfstash_sizes *sz,
-			     struct bpfstash_entry *e, struct bpfstash_hash_acct *acct)
+static int __bpfstash_snapshot(struct bpf_prog *prog, const struct bpfstash_sizes *sz,
+			       struct bpfstash_entry *e, struct bpfstash_hash_acct *acct,
+			       struct bpfstash_span *spans)
 {
 	struct bpf_prog_aux *aux = prog->aux;
 	u32 nr_funcs = aux->func_cnt ?: 1;
 	struct bpfstash_content *c;
+	struct bpfstash_lines lines;
 	struct bpfstash_blob *b;
 	int err;
 
-	err = bpfstash_snapshot_funcs(prog, nr_funcs, sz, e) ?:
+	err = bpfstash_snapshot_funcs(prog, nr_funcs, sz, e, spans) ?:
 	      bpfstash_blob_digest(e->blobs[BPFSTASH_BLOB_JITED], acct);
 	if (err)
 		return err;
@@ -815,8 +884,14 @@ static int bpfstash_snapshot(struct bpf_prog *prog, const struct bpfstash_sizes 
 		return PTR_ERR(b);
 	e->blobs[BPFSTASH_BLOB_LINE_INFO] = b;
 
-	err = bpfstash_snapshot_jited_lines(prog, nr_funcs,
-					    &e->blobs[BPFSTASH_BLOB_JITED_LINE_INFO], acct);
+	lines = (struct bpfstash_lines){
+		.jited_linfo = aux->jited_linfo,
+		.spans = spans,
+		.nr_funcs = nr_funcs,
+		.nr = aux->nr_linfo,
+	};
+	err = bpfstash_snapshot_jited_lines(&lines, &e->blobs[BPFSTASH_BLOB_JITED_LINE_INFO],
+					    acct);
 	if (err)
 		return err;
 
@@ -844,6 +919,24 @@ static int bpfstash_snapshot(struct bpf_prog *prog, const struct bpfstash_sizes 
 	bpfstash_entry_set_load_time(e, aux->load_time);
 
 	return bpfstash_content_hash(c, e->funcs, e->funcs_segs, e->blobs, e->meta.hash, acct);
+}
+
+static int bpfstash_snapshot(struct bpf_prog *prog, const struct bpfstash_sizes *sz,
+			     struct bpfstash_entry *e, struct bpfstash_hash_acct *acct)
+{
+	struct bpfstash_span few[BPFSTASH_SPANS_ON_STACK], *spans = few;
+	u32 nr_funcs = prog->aux->func_cnt ?: 1;
+	int err;
+
+	if (nr_funcs > ARRAY_SIZE(few)) {
+		spans = kmalloc_array(nr_funcs, sizeof(*spans), BPFSTASH_GFP);
+		if (!spans)
+			return -ENOMEM;
+	}
+	err = __bpfstash_snapshot(prog, sz, e, acct, spans);
+	if (spans != few)
+		kfree(spans);
+	return err;
 }
 
 /*

@@ -305,6 +305,25 @@ static inline void bpfstash_writer_init(struct bpfstash_writer *w, void *base, u
 
 void __bpfstash_write(struct bpfstash_writer *w, const void *src, u32 len);
 
+/*
+ * The place of the next @len bytes of @w, which the caller writes, and
+ * move past them; NULL, and @w unmoved, when they do not fit in the rest
+ * of the piece (or it is not looked up yet).  For a record built in place,
+ * field by field, rather than on the stack and copied: the copy reloads
+ * the fields as words before they have left the store buffer.
+ */
+static __always_inline void *bpfstash_write_place(struct bpfstash_writer *w, u32 len)
+{
+	u8 *p = w->p;
+
+	if (unlikely(len > w->room))
+		return NULL;
+	w->p += len;
+	w->room -= len;
+	w->off += len;
+	return p;
+}
+
 /* Write @len bytes of @src at @w's offset, and move past them. */
 static __always_inline void bpfstash_write(struct bpfstash_writer *w, const void *src,
 					   u32 len)

@@ -6,10 +6,12 @@
  * bpfstash_prog_load() (JITed functions, jited line info, line and func
  * info, BTF loaded with BPF_BTF_LOAD) from an entry that the store took
  * of the real program on x86-64, then calls the hook many times with the
- * store running and times it, each time followed by SHA-256 over exactly
- * the bytes that call hashed, with the transform the hook uses and with
- * lib/crypto's sha256.  Run as user-mode Linux, this is the hook at the
- * host CPU's own speed:
+ * store running and times it, each time after writing the program again
+ * as the load writes it last before the hook (bench_prog_jit()) and
+ * followed by SHA-256 over exactly the bytes that call hashed, with the
+ * transform the hook uses and with lib/crypto's sha256; and times a call
+ * without that writing, cold, each round too.  Run as user-mode Linux,
+ * this is the hook at the host CPU's own speed:
  *
  *   tools/testing/kunit/kunit.py run --arch=um \
  *	--kunitconfig=<bpfstash>/configs/kunit-bench.kunitconfig \
@@ -23,7 +25,8 @@
  *
  * hook_ns and hash_ns are medians, beyond_ns the median of their
  * difference in each round: what the hook costs beyond its hashing; the
- * *_iqm_ns are means of the middle half.  The cases assert what can go
+ * *_iqm_ns are means of the middle half; cold_ns and beyond_cold_ns the
+ * same of the cold calls.  The cases assert what can go
  * wrong in the measurement itself: every call stored the program, the
  * entry holds the captured bytes, its name is the SHA-256 recomputed here
  * over the bytes timed, and the store counted as many bytes hashed.  Whether
@@ -119,6 +122,9 @@ struct bench_prog {
 	struct bpf_prog *prog;
 	struct list_head ksyms;
 	struct btf *btf;
+	const struct bench_entry *entry;
+	void **images;		/* each function's image */
+	u32 sink;		/* what bench_prog_jit() read */
 };
 
 static struct bpf_prog *bench_prog_alloc(struct kunit *test)
@@ -164,6 +170,58 @@ static struct btf *bench_btf_load(struct kunit *test, const void *data, u32 size
 	KUNIT_ASSERT_FALSE(test, IS_ERR(btf));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, bench_btf_put, btf), 0);
 	return btf;
+}
+
+/*
+ * What bpf_prog_load() writes last of the program before it calls the
+ * hook, written again from the captured entry: the JIT's last pass over
+ * each function writes its image and its jited line info
+ * (bpf_prog_fill_jited_linfo()), then bpf_prog_kallsyms_add() gives each
+ * function its address and name (jit_subprogs() for the subprograms,
+ * bpf_prog_load() for the main program, right before the hook).  The
+ * hook reads these as the load leaves them, in the cache; without this,
+ * a round's call would read them as the previous round left them.
+ */
+static void bench_prog_jit(struct bench_prog *bp)
+{
+	const struct bench_entry *b = bp->entry;
+	const struct bpfstash_meta *meta;
+	const struct bpfstash_jited_line *jl;
+	const struct bpfstash_func *rec;
+	struct bpf_prog *prog = bp->prog;
+	const u8 *jited, *names;
+	u32 size, nr, i, l, nr_funcs, sink = 0;
+
+	meta = bench_data(b, BENCH_META, &size);
+	nr_funcs = meta->content.nr_funcs;
+	rec = bench_data(b, BENCH_FUNCS, &size);
+	names = (const u8 *)(rec + nr_funcs);
+	jited = bench_data(b, BENCH_JITED, &size);
+	jl = bench_data(b, BENCH_JITED_LINE_INFO, &size);
+	nr = meta->content.nr_jited_line_info;
+
+	/*
+	 * The JIT's last pass, a function at a time: its image, then, from
+	 * its first line (linfo_idx), each of its lines' insn_off read and
+	 * jited line written.
+	 */
+	for (i = 0, l = 0; i < nr_funcs; i++) {
+		struct bpf_prog *fp = i ? prog->aux->func[i] : prog;
+
+		memcpy(bp->images[i], jited + rec[i].offset, rec[i].len);
+		for (l = fp->aux->linfo_idx; l < nr && jl[l].func == i; l++) {
+			sink += READ_ONCE(prog->aux->linfo[l].insn_off);
+			prog->aux->jited_linfo[l] = bp->images[i] + jl[l].off;
+		}
+	}
+	bp->sink = sink;
+	for (i = 0; i < nr_funcs; i++) {
+		struct bpf_prog *fp = i ? prog->aux->func[i] : prog;
+
+		fp->aux->ksym.start = (unsigned long)fp->bpf_func;
+		fp->aux->ksym.end = fp->aux->ksym.start + fp->jited_len;
+		strscpy(fp->aux->ksym.name, names + rec[i].name_off, KSYM_NAME_LEN);
+	}
 }
 
 /*
@@ -214,12 +272,13 @@ static void bench_prog_init(struct kunit *test, const struct bench_entry *b,
 
 		KUNIT_ASSERT_LE(test, rec[i].offset + rec[i].len, c->jited_len);
 		KUNIT_ASSERT_LT(test, rec[i].name_off, c->funcs_size);
+		KUNIT_ASSERT_LT(test, strnlen(names + rec[i].name_off,
+					      c->funcs_size - rec[i].name_off), KSYM_NAME_LEN);
 		images[i] = bench_dup(test, jited + rec[i].offset, rec[i].len);
 		fp->jited = 1;
 		fp->bpf_func = images[i];
 		fp->jited_len = rec[i].len;
 		fp->aux->linfo_idx = nr;
-		strscpy(fp->aux->ksym.name, names + rec[i].name_off, sizeof(fp->aux->ksym.name));
 		if (!aux->func)
 			continue;
 		/* func[0] is the main subprogram, a program of its own. */
@@ -241,8 +300,6 @@ static void bench_prog_init(struct kunit *test, const struct bench_entry *b,
 	if (nr) {
 		aux->jited_linfo = kunit_kcalloc(test, nr, sizeof(void *), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, aux->jited_linfo);
-		for (i = 0; i < nr; i++)
-			aux->jited_linfo[i] = images[jl[i].func] + jl[i].off;
 	}
 
 	prog->type = c->prog_type;
@@ -272,6 +329,9 @@ static void bench_prog_init(struct kunit *test, const struct bench_entry *b,
 	list_add(&aux->ksym.lnode, &bp->ksyms);
 	bp->prog = prog;
 	bp->btf = aux->btf;
+	bp->entry = b;
+	bp->images = images;
+	bench_prog_jit(bp);
 }
 
 /* What the store holds of @e equals what was captured of the program. */
@@ -475,13 +535,35 @@ static void bench_store_stop(void *unused)
 	rcu_barrier();
 }
 
+/*
+ * One call of the hook on @bp, as a program never seen, timed; @stats
+ * before and after it.
+ */
+static u64 bench_hook_call(struct kunit *test, struct bench_prog *bp, u32 round,
+			   struct bpfstash_stats *before, struct bpfstash_stats *after)
+{
+	u64 t;
+
+	bpfstash_store_get_stats(before);
+	t = ktime_get_ns();
+	bpfstash_prog_load(bp->prog);
+	t = ktime_get_ns() - t;
+	bpfstash_store_get_stats(after);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, READ_ONCE(bp->prog->aux->stash),
+				  "call %u did not store the program", round);
+	KUNIT_ASSERT_EQ(test, after->stored, before->stored + 1);
+	KUNIT_ASSERT_EQ(test, after->blob_dedup + after->btf_hash_cached,
+			before->blob_dedup + before->btf_hash_cached);
+	return t;
+}
+
 static void bpfstash_bench_hook(struct kunit *test)
 {
 	const struct bench_case *bc = test->param_value;
 	const struct bench_entry *b = bc->entry;
 	u8 hash[BPFSTASH_HASH_SIZE], digest[SHA256_DIGEST_SIZE], lib_digest[SHA256_DIGEST_SIZE];
 	char calls[8 * (BPFSTASH_NR_BLOBS + 1)];
-	s64 *hook_ns, *hash_ns, *lib_ns, *beyond_ns;
+	s64 *hook_ns, *hash_ns, *lib_ns, *beyond_ns, *cold_ns, *beyond_cold_ns;
 	u64 t, hashed, bytes = 0;
 	struct bpfstash_stats before, after;
 	struct bpfstash_content content;
@@ -500,7 +582,10 @@ static void bpfstash_bench_hook(struct kunit *test)
 	hash_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
 	lib_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
 	beyond_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
-	KUNIT_ASSERT_TRUE(test, hook_ns && hash_ns && lib_ns && beyond_ns);
+	cold_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
+	beyond_cold_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, hook_ns && hash_ns && lib_ns && beyond_ns && cold_ns &&
+			  beyond_cold_ns);
 	tfm = crypto_alloc_shash("sha256", 0, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(tfm));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, bench_free_shash, tfm), 0);
@@ -509,24 +594,25 @@ static void bpfstash_bench_hook(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, bench_store_stop, NULL), 0);
 
 	/*
-	 * Each round: the hook, storing the program as new; then SHA-256 of
-	 * the bytes it hashed (the entry's blobs, in the pieces it hashed them
-	 * in, and its name), with the hook's transform and with lib/crypto's;
-	 * then the entry is dropped.  Timing both in the same round pairs
-	 * them, so that what the host does meanwhile cancels out of their
-	 * difference.  Round 0 warms up and is not counted.
+	 * Each round, two calls of the hook, each storing the program as new
+	 * (the entry is dropped after each).  The first finds the program as
+	 * the previous round left it: cold.  Before the second, the program
+	 * is written as bpf_prog_load() writes it last before its call of the
+	 * hook (bench_prog_jit()): the hook as a load runs it.  After that
+	 * one, SHA-256 of the bytes it hashed (the entry's blobs, in the
+	 * pieces it hashed them in, and its name), with the hook's transform
+	 * and with lib/crypto's.  Timing the calls and the hashing in the
+	 * same round pairs them, so that what the host does meanwhile cancels
+	 * out of their difference.  Round 0 warms up and is not counted.
 	 */
 	for (i = 0; i <= BENCH_ROUNDS; i++) {
-		bpfstash_store_get_stats(&before);
-		t = ktime_get_ns();
-		bpfstash_prog_load(bp.prog);
-		t = ktime_get_ns() - t;
-		bpfstash_store_get_stats(&after);
+		u64 cold = bench_hook_call(test, &bp, i, &before, &after);
+
+		memcpy(hash, READ_ONCE(bp.prog->aux->stash)->meta.hash, sizeof(hash));
+		bench_forget(test, bp.prog, hash);
+		bench_prog_jit(&bp);
+		t = bench_hook_call(test, &bp, i, &before, &after);
 		e = READ_ONCE(bp.prog->aux->stash);
-		KUNIT_ASSERT_NOT_NULL_MSG(test, e, "call %u did not store the program", i);
-		KUNIT_ASSERT_EQ(test, after.stored, before.stored + 1);
-		KUNIT_ASSERT_EQ(test, after.blob_dedup + after.btf_hash_cached,
-				before.blob_dedup + before.btf_hash_cached);
 		hashed = after.hashed_bytes - before.hashed_bytes;
 		memcpy(hash, e->meta.hash, sizeof(hash));
 		if (!i) {
@@ -549,6 +635,8 @@ static void bpfstash_bench_hook(struct kunit *test)
 			bench_hash_entry(NULL, e, lib_digest);
 			lib_ns[i - 1] = ktime_get_ns() - t;
 			beyond_ns[i - 1] = hook_ns[i - 1] - hash_ns[i - 1];
+			cold_ns[i - 1] = cold;
+			beyond_cold_ns[i - 1] = cold - hash_ns[i - 1];
 		}
 		bench_forget(test, bp.prog, hash);
 	}
@@ -557,8 +645,10 @@ static void bpfstash_bench_hook(struct kunit *test)
 	bench_sort(hash_ns, BENCH_ROUNDS);
 	bench_sort(lib_ns, BENCH_ROUNDS);
 	bench_sort(beyond_ns, BENCH_ROUNDS);
+	bench_sort(cold_ns, BENCH_ROUNDS);
+	bench_sort(beyond_cold_ns, BENCH_ROUNDS);
 	kunit_info(test,
-		   "bpfstash_bench: prog=%s funcs=%u xlated_insns=%u jited_bytes=%u line_info=%u btf_bytes=%u hashed_bytes=%llu rounds=%u hook_ns=%lld hook_iqm_ns=%lld hook_p10_ns=%lld hook_p90_ns=%lld hook_p99_ns=%lld hash_ns=%lld hash_iqm_ns=%lld lib_hash_ns=%lld beyond_ns=%lld beyond_iqm_ns=%lld hash_calls=%s hash_driver=%s\n",
+		   "bpfstash_bench: prog=%s funcs=%u xlated_insns=%u jited_bytes=%u line_info=%u btf_bytes=%u hashed_bytes=%llu rounds=%u hook_ns=%lld hook_iqm_ns=%lld hook_p10_ns=%lld hook_p90_ns=%lld hook_p99_ns=%lld hash_ns=%lld hash_iqm_ns=%lld lib_hash_ns=%lld beyond_ns=%lld beyond_iqm_ns=%lld cold_ns=%lld beyond_cold_ns=%lld hash_calls=%s hash_driver=%s\n",
 		   bc->name, content.nr_funcs,
 		   content.xlated_len / (u32)sizeof(struct bpf_insn),
 		   content.jited_len, content.nr_line_info,
@@ -569,6 +659,8 @@ static void bpfstash_bench_hook(struct kunit *test)
 		   bench_pct(hash_ns, BENCH_ROUNDS, 50), bench_iqm(hash_ns, BENCH_ROUNDS),
 		   bench_pct(lib_ns, BENCH_ROUNDS, 50),
 		   bench_pct(beyond_ns, BENCH_ROUNDS, 50), bench_iqm(beyond_ns, BENCH_ROUNDS),
+		   bench_pct(cold_ns, BENCH_ROUNDS, 50),
+		   bench_pct(beyond_cold_ns, BENCH_ROUNDS, 50),
 		   calls, crypto_shash_driver_name(tfm));
 }
 

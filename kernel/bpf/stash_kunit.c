@@ -446,12 +446,12 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 }
 
 /* bpfstash_jited_lines() in a pass of its own. */
-static int bpfstash_test_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 first, u32 n,
+static int bpfstash_test_lines(const struct bpfstash_lines *l, u32 first, u32 n,
 			       u64 *out, const u64 *cmp)
 {
 	struct bpfstash_line_walk w;
 
-	bpfstash_line_walk_init(&w, prog, nr_funcs);
+	bpfstash_line_walk_init(&w, l);
 	return bpfstash_jited_lines(&w, first, n, out, cmp);
 }
 
@@ -464,7 +464,9 @@ static int bpfstash_test_lines(const struct bpf_prog *prog, u32 nr_funcs, u32 fi
 static void bpfstash_test_jited_lines(struct kunit *test)
 {
 	static const u32 starts[] = { 0, 40, 77 }, nrs[] = { 101, 20 };
+	struct bpfstash_span spans[ARRAY_SIZE(starts)];
 	struct bpf_prog *progs[ARRAY_SIZE(starts)];
+	struct bpfstash_lines l;
 	struct bpfstash_jited_line *jl;
 	struct bpfstash_blob *b;
 	u32 k, i, f;
@@ -493,15 +495,15 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 		}
 		progs[0]->aux->jited_linfo = addrs;
 		progs[0]->aux->nr_linfo = nr;
+		bpfstash_prog_lines(progs[0], ARRAY_SIZE(starts), spans, &l);
 
-		KUNIT_ASSERT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+		KUNIT_ASSERT_EQ(test, bpfstash_test_lines(&l, 0, nr,
 							  (u64 *)jl, NULL), 0);
 		KUNIT_EXPECT_EQ(test, jl[nr - 1].func, nr > starts[2] ? 2 : 0);
 		KUNIT_EXPECT_EQ(test, jl[nr - 1].off, (nr - 1) * 3);
-		KUNIT_ASSERT_EQ(test, bpfstash_jited_lines_key(progs[0], ARRAY_SIZE(starts), nr,
-							       &key), 0);
+		KUNIT_ASSERT_EQ(test, bpfstash_jited_lines_key(&l, &key), 0);
 		KUNIT_EXPECT_EQ(test, key, bpfstash_blob_seen_key(jl, size));
-		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(&l, 0, nr,
 							  NULL, (u64 *)jl), 0);
 
 		/*
@@ -515,22 +517,22 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 			    (i + 1 < starts[2] || i > starts[2] + 4))
 				continue;
 			jl[i].off ^= 1;
-			KUNIT_EXPECT_EQ_MSG(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts),
+			KUNIT_EXPECT_EQ_MSG(test, bpfstash_test_lines(&l,
 								      0, nr, NULL, (u64 *)jl), 1,
 					    "offset of line %u of %u", i, nr);
 			jl[i].off ^= 1;
 			jl[i].func ^= 1;
-			KUNIT_EXPECT_EQ_MSG(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts),
+			KUNIT_EXPECT_EQ_MSG(test, bpfstash_test_lines(&l,
 								      0, nr, NULL, (u64 *)jl), 1,
 					    "function of line %u of %u", i, nr);
 			jl[i].func ^= 1;
 		}
-		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(&l, 0, nr,
 							  NULL, (u64 *)jl), 0);
 		/* A part of the lines, as a piece of a blob compares them. */
-		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 3, nr - 5,
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(&l, 3, nr - 5,
 							  NULL, (u64 *)(jl + 3)), 0);
-		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 3, nr - 5,
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(&l, 3, nr - 5,
 							  NULL, (u64 *)jl), 1);
 
 		/* The same, into and against a blob held in pieces. */
@@ -538,18 +540,15 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 		KUNIT_ASSERT_NOT_NULL(test, b);
 		if (size > 512)
 			KUNIT_EXPECT_GT(test, b->nr_segs, 1);
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(progs[0], ARRAY_SIZE(starts),
-								b, false), 0);
+		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(&l, b, false), 0);
 		KUNIT_EXPECT_TRUE(test, bpfstash_blob_equal(b, jl));
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(progs[0], ARRAY_SIZE(starts),
-								b, true), 0);
+		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(&l, b, true), 0);
 
 		jl[nr / 3].off ^= 1;
-		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(progs[0], ARRAY_SIZE(starts), 0, nr,
+		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(&l, 0, nr,
 							  NULL, (u64 *)jl), 1);
 		bpfstash_blob_write(b, size - sizeof(*jl), &jl[nr / 3], sizeof(*jl));
-		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(progs[0], ARRAY_SIZE(starts),
-								b, true), 1);
+		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(&l, b, true), 1);
 		bpfstash_blob_free(b);
 	}
 }
@@ -736,12 +735,14 @@ static void bpfstash_test_snapshot_funcs(struct kunit *test)
 	struct bpf_prog **progs = kunit_kcalloc(test, nr, sizeof(*progs), GFP_KERNEL);
 	u8 *images = kunit_kmalloc(test, nr * 97, GFP_KERNEL);
 	u32 size, off, n, i, names = 0, offset = 0;
+	struct bpfstash_span *spans = kunit_kcalloc(test, nr, sizeof(*spans), GFP_KERNEL);
 	struct bpfstash_sizes sz;
 	struct bpfstash_entry *e;
 	u8 *want, *jited;
 
 	KUNIT_ASSERT_NOT_NULL(test, progs);
 	KUNIT_ASSERT_NOT_NULL(test, images);
+	KUNIT_ASSERT_NOT_NULL(test, spans);
 	for (i = 0; i < nr * 97; i++)
 		images[i] = i * 13 + (i >> 8);
 	for (i = 0; i < nr; i++) {
@@ -751,6 +752,7 @@ static void bpfstash_test_snapshot_funcs(struct kunit *test)
 		memset(f->aux->ksym.name, 'a' + i % 26, len);
 		f->bpf_func = (void *)(images + i * 97);
 		f->jited_len = 1 + i * 61 % 97;
+		f->aux->linfo_idx = i * 3;
 		memset(f->tag, i, sizeof(f->tag));
 		names += len + 1;
 		offset += f->jited_len;
@@ -784,7 +786,7 @@ static void bpfstash_test_snapshot_funcs(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, sz.jited, offset);
 	e = bpfstash_entry_alloc();
 	KUNIT_ASSERT_NOT_NULL(test, e);
-	KUNIT_ASSERT_EQ(test, bpfstash_snapshot_funcs(progs[0], nr, &sz, e), 0);
+	KUNIT_ASSERT_EQ(test, bpfstash_snapshot_funcs(progs[0], nr, &sz, e, spans), 0);
 	KUNIT_EXPECT_GT(test, e->funcs_segs, 1);
 	KUNIT_EXPECT_EQ(test, e->meta.content.funcs_size, size);
 	for (off = 0; off < size; off += n) {
@@ -797,6 +799,13 @@ static void bpfstash_test_snapshot_funcs(struct kunit *test)
 		const u8 *p = bpfstash_blob_at(e->blobs[BPFSTASH_BLOB_JITED], off, &n);
 
 		KUNIT_EXPECT_MEMEQ_MSG(test, p, jited + off, n, "jited at %u", off);
+	}
+	/* Each function's span, for the passes over the lines. */
+	for (i = 0; i < nr; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, spans[i].lo, (unsigned long)progs[i]->bpf_func,
+				    "span %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, spans[i].len, progs[i]->jited_len, "span %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, spans[i].first_line, i * 3, "span %u", i);
 	}
 	bpfstash_entry_free(e);
 }
