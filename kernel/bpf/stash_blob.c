@@ -341,13 +341,18 @@ size_t bpfstash_pieces_cost(u32 size, size_t head, u32 *nr)
 	size_t pieces, whole;
 	u32 off, n;
 
-	/* Whole pieces at once: this is also how a blob's bytes are counted. */
+	/*
+	 * Whole pieces at once: this is also how a blob's bytes are counted,
+	 * a few times per load.  A piece of a power of two of at least
+	 * BPFSTASH_BLOB_PIECE_MIN bytes is a kmalloc() bucket of its own
+	 * size; only a shorter last piece is rounded up.
+	 */
 	*nr = size / BPFSTASH_BLOB_PIECE_MAX;
 	off = *nr * BPFSTASH_BLOB_PIECE_MAX;
-	pieces = (size_t)*nr * kmalloc_size_roundup(BPFSTASH_BLOB_PIECE_MAX);
+	pieces = off;
 	for (; off < size; off += n, (*nr)++) {
 		n = bpfstash_blob_seg_len(size - off);
-		pieces += kmalloc_size_roundup(n);
+		pieces += n >= BPFSTASH_BLOB_PIECE_MIN ? n : kmalloc_size_roundup(n);
 	}
 	whole = bpfstash_alloc_size(head + size);
 	pieces += bpfstash_alloc_size(head + *nr * sizeof(void *));

@@ -655,6 +655,33 @@ static void bpfstash_test_blob_pieces(struct kunit *test)
 		KUNIT_EXPECT_FALSE(test, bpfstash_blob_equal(b, src));
 		bpfstash_blob_free(b);
 	}
+	/*
+	 * What a blob's pieces cost, counted as bpfstash_pieces_cost() does
+	 * (a piece of a power of two of at least BPFSTASH_BLOB_PIECE_MIN
+	 * bytes is its own kmalloc() bucket), equals what the allocator says
+	 * of each piece, at every size up to the largest funcs file.
+	 */
+	for (n = BPFSTASH_BLOB_PIECE_MIN; n <= BPFSTASH_BLOB_PIECE_MAX; n *= 2)
+		KUNIT_EXPECT_EQ(test, kmalloc_size_roundup(n), n);
+	for (k = 1; k <= BPFSTASH_MAX_FUNCS * (32 + KSYM_NAME_LEN); k += 13) {
+		size_t want = 0, whole = bpfstash_alloc_size(64 + k), got;
+		u32 nr, pieces = 0;
+
+		for (off = 0; off < k; off += n, pieces++) {
+			n = bpfstash_blob_seg_len(k - off);
+			want += kmalloc_size_roundup(n);
+		}
+		want += bpfstash_alloc_size(64 + pieces * sizeof(void *));
+		got = bpfstash_pieces_cost(k, 64, &nr);
+		if (whole <= want || pieces > U16_MAX) {
+			KUNIT_EXPECT_EQ_MSG(test, got, whole, "size %u", k);
+			KUNIT_EXPECT_EQ_MSG(test, nr, 0, "size %u", k);
+		} else {
+			KUNIT_EXPECT_EQ_MSG(test, got, want, "size %u", k);
+			KUNIT_EXPECT_EQ_MSG(test, nr, pieces, "size %u", k);
+		}
+	}
+
 	/* The large program's line info: six 8 KiB pieces and a 176-byte tail. */
 	BUILD_BUG_ON(BPFSTASH_BLOB_PIECE_MAX != 8192 && PAGE_SIZE == 4096);
 	b = bpfstash_blob_alloc(49328);
