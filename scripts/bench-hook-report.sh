@@ -33,21 +33,15 @@ SHA-256 (\`$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { 
 times the same hashes in \`bench/hashbench --calls\`. "Beyond hashing" is
 the median over the rounds of the hook's time minus the generic hashing's,
 timed one after the other in each round (the target is checked on it; the
-cold call's is shown beside it). UML applies no alternatives, so its
-\`memcpy()\` is \`memcpy_orig\`, 8 bytes at a time, where an x86-64 kernel
-on this CPU (FSRM) runs \`rep movsb\`: each round also makes the hook's
-memcpy() copies again (each function's image, the line info, func info and
-BTF piece by piece) both ways, and "with x86-64's memcpy" is beyond
-hashing less the difference, round by round: a figure adjusted by a
-measurement, not the hook measured, so the verdict stays on the first; "hook at SHA-NI" is that plus the SHA-NI time. The load is 6.12's own
+cold call's is shown beside it); "hook at SHA-NI" is that plus the SHA-NI time. The load is 6.12's own
 \`BPF_PROG_LOAD\` of the same object in user-mode Linux (\`bench/uml.sh\`,
 median of the rounds' p50; no JIT there, so it is a load without its JIT).
 Target: beyond hashing <= max(2 us, 0.2% of that load).
 
 $(grep -h '^# ' "$res/hook.csv" "$res/hook-sha.csv" 2>/dev/null | sed 's/^# skipped/**Not measured in this run**: skipped/; s/^# failed/**The benchmark failed**/')
 
-| program | functions | insns | bytes hashed | hook p50 (us) | hook p10-p90 (us) | SHA-256 generic, UML (us) | beyond hashing (us) | beyond hashing, cold (us) | hook's copies, UML memcpy / rep movsb (us) | beyond hashing, with x86-64's memcpy (us) | SHA-256 SHA-NI, host (us) | hook at SHA-NI (us) | 6.12 load in UML p50 (us) | beyond / load | hook at SHA-NI / load | target (us) | |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| program | functions | insns | bytes hashed | hook p50 (us) | hook p10-p90 (us) | SHA-256 generic, UML (us) | beyond hashing (us) | beyond hashing, cold (us) | SHA-256 SHA-NI, host (us) | hook at SHA-NI (us) | 6.12 load in UML p50 (us) | beyond / load | hook at SHA-NI / load | target (us) | |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 EOF
 awk -F, '
 	FILENAME ~ /hook-sha.csv$/ && $1 == "calls" { ni[$2] = $4; next }
@@ -57,9 +51,6 @@ awk -F, '
 		hook = $(c["hook_ns"]) / 1000; hash = $(c["hash_ns"]) / 1000
 		beyond = $(c["beyond_ns"]) / 1000
 		s_cold = ("beyond_cold_ns" in c) ? sprintf("%.2f", $(c["beyond_cold_ns"]) / 1000) : "-"
-		movsb = ("copy_movsb_ns" in c) && $(c["copy_movsb_ns"]) >= 0
-		s_copy = movsb ? sprintf("%.2f / %.2f", $(c["copy_ns"]) / 1000, $(c["copy_movsb_ns"]) / 1000) : "-"
-		s_bmov = movsb ? sprintf("%.2f", $(c["beyond_movsb_ns"]) / 1000) : "-"
 		sha = ($1 in ni) && ni[$1] != "-" ? ni[$1] / 1000 : -1
 		L = ($1 in load) ? load[$1] : -1
 		target = L > 0 && 0.002 * L > 2 ? 0.002 * L : 2
@@ -73,10 +64,10 @@ awk -F, '
 			verdict = beyond <= target ? "pass" : "**FAIL**"
 		else
 			verdict = "no load figure"
-		printf "| %s | %d | %d | %d | %.2f | %.2f-%.2f | %.2f | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %s |\n",
+		printf "| %s | %d | %d | %d | %.2f | %.2f-%.2f | %.2f | %.2f | %s | %s | %s | %s | %s | %s | %.2f | %s |\n",
 			$1, $(c["funcs"]), $(c["xlated_insns"]), $(c["hashed_bytes"]), hook,
 			$(c["hook_p10_ns"]) / 1000, $(c["hook_p90_ns"]) / 1000, hash, beyond,
-			s_cold, s_copy, s_bmov, s_ni, s_tot, s_load, s_share, s_tshare, target, verdict
+			s_cold, s_ni, s_tot, s_load, s_share, s_tshare, target, verdict
 	}' "$res/hook-sha.csv" "$res/uml.csv" "$res/hook.csv"
 
 cat <<EOF

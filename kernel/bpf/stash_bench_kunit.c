@@ -117,12 +117,6 @@ static const void *bench_data(const struct bench_entry *b, enum bench_file f, u3
 	return b->data + b->file[f][0];
 }
 
-/* The bytes of all the files of an entry. */
-static u32 bench_data_size(const struct bench_entry *b)
-{
-	return b->file[BENCH_NR_FILES - 1][1] - b->file[0][0];
-}
-
 /* A program of the entry, as bpf_prog_load() hands it to the hook. */
 struct bench_prog {
 	struct bpf_prog *prog;
@@ -563,54 +557,6 @@ static u64 bench_hook_call(struct kunit *test, struct bench_prog *bp, u32 round,
 	return t;
 }
 
-/* Whether bench_copy() can copy as x86-64's memcpy() does with FSRM. */
-#define BENCH_MOVSB	IS_ENABLED(CONFIG_X86_64)
-
-/* Copy @len bytes to @to, with memcpy() or "rep movsb"; return their end. */
-static __always_inline void *bench_copy(void *to, const void *from, size_t len, bool movsb)
-{
-#ifdef CONFIG_X86_64
-	if (movsb) {
-		asm volatile("rep movsb" : "+D" (to), "+S" (from), "+c" (len) : : "memory");
-		return to;
-	}
-#endif
-	return memcpy(to, from, len) + len;
-}
-
-/*
- * The copies the hook makes with memcpy(), made again into @to: each
- * function's image, then the line info, the func info and the BTF piece
- * by piece, from the same bytes in the entry, the same lengths.  With
- * @movsb, "rep movsb", which is what memcpy() runs in an x86-64 kernel on
- * a CPU with FSRM, this one's (arch/x86/lib/memcpy_64.S: UML applies no
- * alternatives, so its memcpy() is the 8-bytes-at-a-time memcpy_orig).
- * Returns the ns they took.
- */
-static u64 bench_copies(const struct bench_prog *bp, const struct bpfstash_entry *e,
-			u8 *to, bool movsb)
-{
-	static const enum bpfstash_blob_id copied[] = {
-		BPFSTASH_BLOB_LINE_INFO, BPFSTASH_BLOB_FUNC_INFO, BPFSTASH_BLOB_BTF,
-	};
-	u32 nr_funcs = e->meta.content.nr_funcs, i, off, n;
-	const struct bpf_prog *fp;
-	u64 t;
-
-	t = ktime_get_ns();
-	for (i = 0; i < nr_funcs; i++) {
-		fp = i ? bp->prog->aux->func[i] : bp->prog;
-		to = bench_copy(to, fp->bpf_func, fp->jited_len, movsb);
-	}
-	for (i = 0; i < ARRAY_SIZE(copied); i++) {
-		const struct bpfstash_blob *blob = e->blobs[copied[i]];
-
-		for (off = 0; blob && off < blob->size; off += n)
-			to = bench_copy(to, bpfstash_blob_at(blob, off, &n), n, movsb);
-	}
-	return ktime_get_ns() - t;
-}
-
 static void bpfstash_bench_hook(struct kunit *test)
 {
 	const struct bench_case *bc = test->param_value;
@@ -618,8 +564,6 @@ static void bpfstash_bench_hook(struct kunit *test)
 	u8 hash[BPFSTASH_HASH_SIZE], digest[SHA256_DIGEST_SIZE], lib_digest[SHA256_DIGEST_SIZE];
 	char calls[8 * (BPFSTASH_NR_BLOBS + 1)];
 	s64 *hook_ns, *hash_ns, *lib_ns, *beyond_ns, *cold_ns, *beyond_cold_ns;
-	s64 *copy_ns, *copy_movsb_ns, *beyond_movsb_ns;
-	u8 *scratch;
 	u64 t, hashed, bytes = 0;
 	struct bpfstash_stats before, after;
 	struct bpfstash_content content;
@@ -640,14 +584,8 @@ static void bpfstash_bench_hook(struct kunit *test)
 	beyond_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
 	cold_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
 	beyond_cold_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
-	copy_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
-	copy_movsb_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
-	beyond_movsb_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
 	KUNIT_ASSERT_TRUE(test, hook_ns && hash_ns && lib_ns && beyond_ns && cold_ns &&
-			  beyond_cold_ns && copy_ns && copy_movsb_ns && beyond_movsb_ns);
-	/* Room for every byte bench_copies() copies. */
-	scratch = kunit_kmalloc(test, bench_data_size(b), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, scratch);
+			  beyond_cold_ns);
 	tfm = crypto_alloc_shash("sha256", 0, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(tfm));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, bench_free_shash, tfm), 0);
@@ -699,20 +637,6 @@ static void bpfstash_bench_hook(struct kunit *test)
 			beyond_ns[i - 1] = hook_ns[i - 1] - hash_ns[i - 1];
 			cold_ns[i - 1] = cold;
 			beyond_cold_ns[i - 1] = cold - hash_ns[i - 1];
-			/*
-			 * The hook's copies again, with UML's memcpy() and
-			 * with x86-64's, in turns, first one then the other.
-			 */
-			if (BENCH_MOVSB) {
-				bool first = i & 1;
-
-				t = bench_copies(&bp, e, scratch, first);
-				(first ? copy_movsb_ns : copy_ns)[i - 1] = t;
-				t = bench_copies(&bp, e, scratch, !first);
-				(first ? copy_ns : copy_movsb_ns)[i - 1] = t;
-				beyond_movsb_ns[i - 1] = beyond_ns[i - 1] -
-							 (copy_ns[i - 1] - copy_movsb_ns[i - 1]);
-			}
 		}
 		bench_forget(test, bp.prog, hash);
 	}
@@ -723,11 +647,8 @@ static void bpfstash_bench_hook(struct kunit *test)
 	bench_sort(beyond_ns, BENCH_ROUNDS);
 	bench_sort(cold_ns, BENCH_ROUNDS);
 	bench_sort(beyond_cold_ns, BENCH_ROUNDS);
-	bench_sort(copy_ns, BENCH_ROUNDS);
-	bench_sort(copy_movsb_ns, BENCH_ROUNDS);
-	bench_sort(beyond_movsb_ns, BENCH_ROUNDS);
 	kunit_info(test,
-		   "bpfstash_bench: prog=%s funcs=%u xlated_insns=%u jited_bytes=%u line_info=%u btf_bytes=%u hashed_bytes=%llu rounds=%u hook_ns=%lld hook_iqm_ns=%lld hook_p10_ns=%lld hook_p90_ns=%lld hook_p99_ns=%lld hash_ns=%lld hash_iqm_ns=%lld lib_hash_ns=%lld beyond_ns=%lld beyond_iqm_ns=%lld cold_ns=%lld beyond_cold_ns=%lld copy_ns=%lld copy_movsb_ns=%lld beyond_movsb_ns=%lld hash_calls=%s hash_driver=%s\n",
+		   "bpfstash_bench: prog=%s funcs=%u xlated_insns=%u jited_bytes=%u line_info=%u btf_bytes=%u hashed_bytes=%llu rounds=%u hook_ns=%lld hook_iqm_ns=%lld hook_p10_ns=%lld hook_p90_ns=%lld hook_p99_ns=%lld hash_ns=%lld hash_iqm_ns=%lld lib_hash_ns=%lld beyond_ns=%lld beyond_iqm_ns=%lld cold_ns=%lld beyond_cold_ns=%lld hash_calls=%s hash_driver=%s\n",
 		   bc->name, content.nr_funcs,
 		   content.xlated_len / (u32)sizeof(struct bpf_insn),
 		   content.jited_len, content.nr_line_info,
@@ -740,9 +661,6 @@ static void bpfstash_bench_hook(struct kunit *test)
 		   bench_pct(beyond_ns, BENCH_ROUNDS, 50), bench_iqm(beyond_ns, BENCH_ROUNDS),
 		   bench_pct(cold_ns, BENCH_ROUNDS, 50),
 		   bench_pct(beyond_cold_ns, BENCH_ROUNDS, 50),
-		   BENCH_MOVSB ? bench_pct(copy_ns, BENCH_ROUNDS, 50) : -1,
-		   BENCH_MOVSB ? bench_pct(copy_movsb_ns, BENCH_ROUNDS, 50) : -1,
-		   BENCH_MOVSB ? bench_pct(beyond_movsb_ns, BENCH_ROUNDS, 50) : -1,
 		   calls, crypto_shash_driver_name(tfm));
 }
 
