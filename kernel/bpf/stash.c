@@ -524,32 +524,6 @@ static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
 	return 0;
 }
 
-/*
- * @l's functions' spans, read from the program: what
- * bpfstash_snapshot_funcs() gathers on its way.
- */
-static void bpfstash_prog_lines(const struct bpf_prog *prog, u32 nr_funcs,
-				struct bpfstash_span *spans, struct bpfstash_lines *l)
-{
-	u32 i;
-
-	for (i = 0; i < nr_funcs; i++) {
-		const struct bpf_prog *f = bpfstash_func(prog, i);
-
-		spans[i] = (struct bpfstash_span){
-			.lo = (unsigned long)f->bpf_func,
-			.len = f->jited_len,
-			.first_line = f->aux->linfo_idx,
-		};
-	}
-	*l = (struct bpfstash_lines){
-		.jited_linfo = prog->aux->jited_linfo,
-		.spans = spans,
-		.nr_funcs = nr_funcs,
-		.nr = prog->aux->nr_linfo,
-	};
-}
-
 /* The first line of the function after @f, U32_MAX after the last one. */
 static u32 bpfstash_next_func_line(const struct bpfstash_lines *l, u32 f)
 {

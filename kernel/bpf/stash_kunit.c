@@ -445,6 +445,32 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 	bpfstash_test_settle();
 }
 
+/*
+ * A program's lines and its functions' spans, read from the program: what
+ * bpfstash_snapshot_funcs() gathers on its way for the hook.
+ */
+static void bpfstash_prog_lines(const struct bpf_prog *prog, u32 nr_funcs,
+				struct bpfstash_span *spans, struct bpfstash_lines *l)
+{
+	u32 i;
+
+	for (i = 0; i < nr_funcs; i++) {
+		const struct bpf_prog *f = bpfstash_func(prog, i);
+
+		spans[i] = (struct bpfstash_span){
+			.lo = (unsigned long)f->bpf_func,
+			.len = f->jited_len,
+			.first_line = f->aux->linfo_idx,
+		};
+	}
+	*l = (struct bpfstash_lines){
+		.jited_linfo = prog->aux->jited_linfo,
+		.spans = spans,
+		.nr_funcs = nr_funcs,
+		.nr = prog->aux->nr_linfo,
+	};
+}
+
 /* bpfstash_jited_lines() in a pass of its own. */
 static int bpfstash_test_lines(const struct bpfstash_lines *l, u32 first, u32 n,
 			       u64 *out, const u64 *cmp)
