@@ -41,7 +41,8 @@ um)	arch=um
 	image=linux ;;
 esac
 if [ "$flavour" = base ] || [ "$flavour" = um ]; then
-	# Debian's source as shipped: no patches, no overlay.
+	# Debian's source as shipped: no bpfstash, no overlay (um: one fix
+	# of user-mode Linux itself, below).
 	tree=$top/build/linux-pristine
 	[ "$flavour" = base ] && config=bench
 	if [ ! -f "$tree/Makefile" ]; then
@@ -51,6 +52,17 @@ if [ "$flavour" = base ] || [ "$flavour" = um ]; then
 		tar -xf /usr/src/linux-source-6.12.tar.xz -C "$tree.tmp"
 		mv "$tree.tmp"/* "$tree"
 		rmdir "$tree.tmp"
+	fi
+fi
+if [ "$flavour" = um ]; then
+	# One fix of user-mode Linux itself, without which no process runs
+	# in it on a host with AMX (bench/uml-xstate.patch).  It touches
+	# only arch/x86/um, which the base kernel never compiles.
+	fix=$top/bench/uml-xstate.patch
+	if ! patch -d "$tree" -p1 -R -s -f --dry-run < "$fix" > /dev/null 2>&1; then
+		say "applying ${fix#"$top"/} to build/linux-pristine"
+		patch -d "$tree" -p1 -s -f -N < "$fix" > /dev/null ||
+			die "${fix#"$top"/} does not apply to build/linux-pristine"
 	fi
 fi
 
