@@ -28,7 +28,10 @@ timeout 900 "$linux" mem=768M rootfstype=hostfs rootflags=/ ro quiet \
 	< /dev/null > "$log" 2>&1
 rc=$?
 if ! grep -q '^umlbench: done' "$log"; then
-	echo "# skipped: the user-mode Linux boot did not finish (exit $rc): $(tr -d '\r' < "$log" | grep -v '^$' | tail -n 1)"
+	# The first line that says why, if one does, else the last one.
+	why=$(tr -d '\r' < "$log" | grep -m1 -E 'failed|panic|Killed' ||
+	      tr -d '\r' < "$log" | grep -v '^$' | tail -n 1)
+	echo "# skipped: the user-mode Linux boot did not finish (exit $rc): $why"
 	exit 0
 fi
 tr -d '\r' < "$log" | sed -n 's/^umlbench: //p' | grep -v '^done$' |
