@@ -37,11 +37,19 @@ cold call's is shown beside it); "hook at SHA-NI" is that plus the SHA-NI time. 
 \`BPF_PROG_LOAD\` of the same object in user-mode Linux (\`bench/uml.sh\`,
 median of the rounds' p50; no JIT there, so it is a load without its JIT).
 Target: beyond hashing <= max(2 us, 0.2% of that load).
+"Copy floor" is what storing the program's bytes costs at the least,
+timed in the same rounds: each blob and the funcs file allocated as the
+store holds them and each byte copied once with the store's copy, from
+where the hook reads it (for the jited line info, which the hook
+computes, as many bytes from the addresses it is computed from). A
+snapshot taken at load, as the store takes it, pays at least this beyond
+its hashing; where the floor alone is over the target ("floor over"),
+no cut in the hook's other work can meet it.
 
 $(grep -h '^# ' "$res/hook.csv" "$res/hook-sha.csv" 2>/dev/null | sed 's/^# skipped/**Not measured in this run**: skipped/; s/^# failed/**The benchmark failed**/')
 
-| program | functions | insns | bytes hashed | hook p50 (us) | hook p10-p90 (us) | SHA-256 generic, UML (us) | beyond hashing (us) | beyond hashing, cold (us) | SHA-256 SHA-NI, host (us) | hook at SHA-NI (us) | 6.12 load in UML p50 (us) | beyond / load | hook at SHA-NI / load | target (us) | |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| program | functions | insns | bytes hashed | hook p50 (us) | hook p10-p90 (us) | SHA-256 generic, UML (us) | beyond hashing (us) | beyond hashing, cold (us) | copy floor (us) | beyond hashing and copy floor (us) | SHA-256 SHA-NI, host (us) | hook at SHA-NI (us) | 6.12 load in UML p50 (us) | beyond / load | hook at SHA-NI / load | target (us) | |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 EOF
 awk -F, '
 	FILENAME ~ /hook-sha.csv$/ && $1 == "calls" { ni[$2] = $4; next }
@@ -51,6 +59,9 @@ awk -F, '
 		hook = $(c["hook_ns"]) / 1000; hash = $(c["hash_ns"]) / 1000
 		beyond = $(c["beyond_ns"]) / 1000
 		s_cold = ("beyond_cold_ns" in c) ? sprintf("%.2f", $(c["beyond_cold_ns"]) / 1000) : "-"
+		copy = ("copy_ns" in c) ? $(c["copy_ns"]) / 1000 : -1
+		s_copy = copy >= 0 ? sprintf("%.2f", copy) : "-"
+		s_rest = ("beyond_copy_ns" in c) ? sprintf("%.2f", $(c["beyond_copy_ns"]) / 1000) : "-"
 		sha = ($1 in ni) && ni[$1] != "-" ? ni[$1] / 1000 : -1
 		L = ($1 in load) ? load[$1] : -1
 		target = L > 0 && 0.002 * L > 2 ? 0.002 * L : 2
@@ -64,15 +75,17 @@ awk -F, '
 			verdict = beyond <= target ? "pass" : "**FAIL**"
 		else
 			verdict = "no load figure"
-		printf "| %s | %d | %d | %d | %.2f | %.2f-%.2f | %.2f | %.2f | %s | %s | %s | %s | %s | %s | %.2f | %s |\n",
+		if (L > 0 && beyond > target && copy > target)
+			verdict = verdict " (floor over)"
+		printf "| %s | %d | %d | %d | %.2f | %.2f-%.2f | %.2f | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %.2f | %s |\n",
 			$1, $(c["funcs"]), $(c["xlated_insns"]), $(c["hashed_bytes"]), hook,
 			$(c["hook_p10_ns"]) / 1000, $(c["hook_p90_ns"]) / 1000, hash, beyond,
-			s_cold, s_ni, s_tot, s_load, s_share, s_tshare, target, verdict
+			s_cold, s_copy, s_rest, s_ni, s_tot, s_load, s_share, s_tshare, target, verdict
 	}' "$res/hook-sha.csv" "$res/uml.csv" "$res/hook.csv"
 
 cat <<EOF
 
-Raw: \`results/hook.csv\` (per program: hook p10/p50/p90/p99, the cold call, hashing with
+Raw: \`results/hook.csv\` (per program: hook p10/p50/p90/p99, the cold call, the copy floor, hashing with
 the crypto API's and with lib/crypto's generic SHA-256, the size of each
 hash), \`results/hook-sha.csv\` (SHA-NI, AVX2 and generic C on the host for
 the same hashes), \`results/uml.csv\`. The hook's medians include what the

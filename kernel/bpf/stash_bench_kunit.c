@@ -10,7 +10,8 @@
  * as the load writes it last before the hook (bench_prog_jit()) and
  * followed by SHA-256 over exactly the bytes that call hashed, with the
  * transform the hook uses and with lib/crypto's sha256; and times a call
- * without that writing, cold, each round too.  Run as user-mode Linux,
+ * without that writing, cold, and the least that copying the program's
+ * bytes into the store costs, each round too.  Run as user-mode Linux,
  * this is the hook at the host CPU's own speed:
  *
  *   tools/testing/kunit/kunit.py run --arch=um \
@@ -26,7 +27,10 @@
  * hook_ns and hash_ns are medians, beyond_ns the median of their
  * difference in each round: what the hook costs beyond its hashing; the
  * *_iqm_ns are means of the middle half; cold_ns and beyond_cold_ns the
- * same of the cold calls.  The cases assert what can go
+ * same of the cold calls; copy_ns the median of the copy floor (what
+ * allocating and copying the stored bytes once costs, bench_copy_floor())
+ * and beyond_copy_ns of what the hook costs beyond its hashing and that
+ * floor, each round.  The cases assert what can go
  * wrong in the measurement itself: every call stored the program, the
  * entry holds the captured bytes, its name is the SHA-256 recomputed here
  * over the bytes timed, and the store counted as many bytes hashed.  Whether
@@ -557,6 +561,72 @@ static u64 bench_hook_call(struct kunit *test, struct bench_prog *bp, u32 round,
 	return t;
 }
 
+/*
+ * What storing the program's bytes costs at the least, timed: for each
+ * blob the hook made and for its funcs file, an allocation of the same
+ * size in the pieces the store holds it in (bpfstash_blob_alloc()) and
+ * one copy of each byte with the store's copy (bpfstash_blob_write()),
+ * from where the hook reads it: each function's image, the line and func
+ * info, the BTF and, for the jited line info, which the hook computes, as
+ * many bytes from the addresses it is computed from; the funcs file from
+ * the captured one.  The copies are freed after the clock stops, as the
+ * hook's are when the entry goes.  A snapshot taken at load costs at least
+ * this beyond its hashing.
+ */
+static u64 bench_copy_floor(struct kunit *test, const struct bench_prog *bp,
+			    const struct bpfstash_content *c)
+{
+	const struct bpf_prog_aux *aux = bp->prog->aux;
+	struct bpfstash_blob *copy[BPFSTASH_NR_BLOBS + 1] = {};
+	const struct bpfstash_func *rec;
+	const void *funcs, *btf = NULL;
+	u32 size, btf_size = 0, i, off;
+	u64 t;
+
+	funcs = bench_data(bp->entry, BENCH_FUNCS, &size);
+	if (bp->btf)
+		btf = btf_get_raw_data(bp->btf, &btf_size);
+	rec = funcs;
+
+	t = ktime_get_ns();
+	copy[0] = bpfstash_blob_alloc(c->funcs_size);
+	copy[1] = bpfstash_blob_alloc(c->jited_len);
+	if (copy[0] && copy[1]) {
+		bpfstash_blob_write(copy[0], 0, funcs, c->funcs_size);
+		for (i = 0, off = 0; i < c->nr_funcs; off += rec[i].len, i++)
+			bpfstash_blob_write(copy[1], off, bp->images[i], rec[i].len);
+	}
+	if (aux->nr_linfo) {
+		size = aux->nr_linfo * sizeof(struct bpf_line_info);
+		copy[2] = bpfstash_blob_alloc(size);
+		if (copy[2])
+			bpfstash_blob_write(copy[2], 0, aux->linfo, size);
+		size = c->nr_jited_line_info * sizeof(struct bpfstash_jited_line);
+		copy[3] = size ? bpfstash_blob_alloc(size) : NULL;
+		if (copy[3])
+			bpfstash_blob_write(copy[3], 0, aux->jited_linfo, size);
+	}
+	if (aux->func_info_cnt) {
+		size = aux->func_info_cnt * sizeof(struct bpf_func_info);
+		copy[4] = bpfstash_blob_alloc(size);
+		if (copy[4])
+			bpfstash_blob_write(copy[4], 0, aux->func_info, size);
+	}
+	if (btf_size) {
+		copy[5] = bpfstash_blob_alloc(btf_size);
+		if (copy[5])
+			bpfstash_blob_write(copy[5], 0, btf, btf_size);
+	}
+	t = ktime_get_ns() - t;
+
+	KUNIT_EXPECT_TRUE(test, copy[0] && copy[1] && (!aux->nr_linfo || copy[2]) &&
+			  (!c->nr_jited_line_info || copy[3]) &&
+			  (!aux->func_info_cnt || copy[4]) && (!btf_size || copy[5]));
+	for (i = 0; i < ARRAY_SIZE(copy); i++)
+		bpfstash_blob_put(copy[i]);
+	return t;
+}
+
 static void bpfstash_bench_hook(struct kunit *test)
 {
 	const struct bench_case *bc = test->param_value;
@@ -564,6 +634,7 @@ static void bpfstash_bench_hook(struct kunit *test)
 	u8 hash[BPFSTASH_HASH_SIZE], digest[SHA256_DIGEST_SIZE], lib_digest[SHA256_DIGEST_SIZE];
 	char calls[8 * (BPFSTASH_NR_BLOBS + 1)];
 	s64 *hook_ns, *hash_ns, *lib_ns, *beyond_ns, *cold_ns, *beyond_cold_ns;
+	s64 *copy_ns, *beyond_copy_ns;
 	u64 t, hashed, bytes = 0;
 	struct bpfstash_stats before, after;
 	struct bpfstash_content content;
@@ -584,8 +655,10 @@ static void bpfstash_bench_hook(struct kunit *test)
 	beyond_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
 	cold_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
 	beyond_cold_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
+	copy_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
+	beyond_copy_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
 	KUNIT_ASSERT_TRUE(test, hook_ns && hash_ns && lib_ns && beyond_ns && cold_ns &&
-			  beyond_cold_ns);
+			  beyond_cold_ns && copy_ns && beyond_copy_ns);
 	tfm = crypto_alloc_shash("sha256", 0, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(tfm));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, bench_free_shash, tfm), 0);
@@ -637,6 +710,10 @@ static void bpfstash_bench_hook(struct kunit *test)
 			beyond_ns[i - 1] = hook_ns[i - 1] - hash_ns[i - 1];
 			cold_ns[i - 1] = cold;
 			beyond_cold_ns[i - 1] = cold - hash_ns[i - 1];
+			/* The copy floor, of the program as a load leaves it. */
+			bench_prog_jit(&bp);
+			copy_ns[i - 1] = bench_copy_floor(test, &bp, &content);
+			beyond_copy_ns[i - 1] = beyond_ns[i - 1] - copy_ns[i - 1];
 		}
 		bench_forget(test, bp.prog, hash);
 	}
@@ -647,8 +724,10 @@ static void bpfstash_bench_hook(struct kunit *test)
 	bench_sort(beyond_ns, BENCH_ROUNDS);
 	bench_sort(cold_ns, BENCH_ROUNDS);
 	bench_sort(beyond_cold_ns, BENCH_ROUNDS);
+	bench_sort(copy_ns, BENCH_ROUNDS);
+	bench_sort(beyond_copy_ns, BENCH_ROUNDS);
 	kunit_info(test,
-		   "bpfstash_bench: prog=%s funcs=%u xlated_insns=%u jited_bytes=%u line_info=%u btf_bytes=%u hashed_bytes=%llu rounds=%u hook_ns=%lld hook_iqm_ns=%lld hook_p10_ns=%lld hook_p90_ns=%lld hook_p99_ns=%lld hash_ns=%lld hash_iqm_ns=%lld lib_hash_ns=%lld beyond_ns=%lld beyond_iqm_ns=%lld cold_ns=%lld beyond_cold_ns=%lld hash_calls=%s hash_driver=%s\n",
+		   "bpfstash_bench: prog=%s funcs=%u xlated_insns=%u jited_bytes=%u line_info=%u btf_bytes=%u hashed_bytes=%llu rounds=%u hook_ns=%lld hook_iqm_ns=%lld hook_p10_ns=%lld hook_p90_ns=%lld hook_p99_ns=%lld hash_ns=%lld hash_iqm_ns=%lld lib_hash_ns=%lld beyond_ns=%lld beyond_iqm_ns=%lld cold_ns=%lld beyond_cold_ns=%lld copy_ns=%lld beyond_copy_ns=%lld hash_calls=%s hash_driver=%s\n",
 		   bc->name, content.nr_funcs,
 		   content.xlated_len / (u32)sizeof(struct bpf_insn),
 		   content.jited_len, content.nr_line_info,
@@ -661,6 +740,8 @@ static void bpfstash_bench_hook(struct kunit *test)
 		   bench_pct(beyond_ns, BENCH_ROUNDS, 50), bench_iqm(beyond_ns, BENCH_ROUNDS),
 		   bench_pct(cold_ns, BENCH_ROUNDS, 50),
 		   bench_pct(beyond_cold_ns, BENCH_ROUNDS, 50),
+		   bench_pct(copy_ns, BENCH_ROUNDS, 50),
+		   bench_pct(beyond_copy_ns, BENCH_ROUNDS, 50),
 		   calls, crypto_shash_driver_name(tfm));
 }
 
