@@ -376,6 +376,83 @@ static void test_scan(void **state)
 	bpfstash_agent_close(a);
 }
 
+/*
+ * A record of an image (trampoline, dispatcher, struct_ops), which has no
+ * program id: @flags as the kernel sets them, the hash if stashed.
+ */
+static void feed_image(struct scene *sc, uint64_t addr, uint32_t len, uint32_t flags,
+		       const uint8_t *hash, const char *name, uint64_t secs)
+{
+	size_t name_len = (strlen(name) + 1 + 7) / 8 * 8;
+	uint8_t buf[256] = {};
+	struct perf_event_header *h = (void *)buf;
+	uint64_t t = secs * NS;
+	uint16_t u16 = PERF_RECORD_KSYMBOL_TYPE_BPF;
+
+	h->type = 22;	/* PERF_RECORD_MMAP3 */
+	h->size = 64 + name_len + 8;
+	memcpy(buf + 8, &addr, 8);
+	memcpy(buf + 16, &(uint64_t){ len }, 8);
+	/* id 0 at buf + 24 */
+	memcpy(buf + 28, &flags, 4);
+	memcpy(buf + 32, &u16, 2);
+	/* function 0 at buf + 34 */
+	if (hash) {
+		buf[36] = BPFSTASH_HASH_SIZE;
+		memcpy(buf + 40, hash, BPFSTASH_HASH_SIZE);
+	}
+	memcpy(buf + 64, name, strlen(name));
+	memcpy(buf + 64 + name_len, &t, 8);
+	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+}
+
+static void expect_image(struct scene *sc, uint64_t addr, uint64_t secs, const char *name)
+{
+	struct bpfstash_agent_sym sym;
+	int rc = bpfstash_agent_resolve(sc->a, addr, secs * NS, &sym);
+
+	if (rc)
+		fail_msg("0x%llx at %llu s: %d, expected %s", (unsigned long long)addr,
+			 (unsigned long long)secs, rc, name);
+	assert_int_equal(sym.prog->id, 0);
+	assert_string_equal(sym.func->name, name);
+}
+
+/*
+ * Images all have program id 0: each is indexed on its own, whether the
+ * stash took it or refused it, and a program's records are not taken for
+ * an image's.  (Refused images used to be merged into the first one, and
+ * their ranges dropped.)
+ */
+static void test_images(void **state)
+{
+	struct scene *sc = *state;
+	const uint8_t h1[BPFSTASH_HASH_SIZE] = { 1 }, h2[BPFSTASH_HASH_SIZE] = { 2 };
+	/* Past tiny's image, the only program fed. */
+	uint64_t at = (bpfstash_entry_func(sc->et, 0)->addr & ~0xfffull) + 0x100000;
+	struct bpfstash_agent_stats st;
+
+	copy_all(sc);	/* for tiny's lines */
+	feed_image(sc, at + 0x1000, 256, 2, NULL, "bpf_trampoline_1", 10);
+	feed_image(sc, at + 0x2000, 256, 2, NULL, "bpf_trampoline_2", 11);
+	feed_image(sc, at + 0x3000, 128, 1, h1, "bpf_trampoline_3", 12);
+	feed_image(sc, at + 0x4000, 128, 1, h2, "bpf_dispatcher_xdp", 13);
+	feed_image(sc, at + 0x5000, 64, 2, NULL, "bpf_trampoline_5", 14);
+	feed_prog(sc, sc->et, 15);
+	assert_true(bpfstash_agent_poll(sc->a, 0) > 0);
+	expect_image(sc, at + 0x1000, 20, "bpf_trampoline_1");
+	expect_image(sc, at + 0x10ff, 20, "bpf_trampoline_1");
+	expect_image(sc, at + 0x2010, 20, "bpf_trampoline_2");
+	expect_image(sc, at + 0x3000, 20, "bpf_trampoline_3");
+	expect_image(sc, at + 0x4070, 20, "bpf_dispatcher_xdp");
+	expect_image(sc, at + 0x5000, 20, "bpf_trampoline_5");
+	expect(sc, at + 0x5040, 20, NULL, 0);	/* one past the last image */
+	expect(sc, bpfstash_entry_func(sc->et, 0)->addr, 20, sc->et, 0);
+	bpfstash_agent_get_stats(sc->a, &st);
+	assert_int_equal(st.programs, 6);
+	assert_int_equal(st.ranges, 6);
+}
+
 /* Records too short to parse are counted, never read past their end. */
 static void test_bad_records(void **state)
 {
@@ -410,6 +487,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_time_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_recovers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_images, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
 	};
 

@@ -221,11 +221,15 @@ static struct bst_prog *prog_new(struct bpfstash_agent *a)
 	return p;
 }
 
+/* Index @p by its program id; an image, which has none (0), is not. */
 static int id_map_add(struct bpfstash_agent *a, struct bst_prog *p)
 {
-	struct bst_prog *old = find_id(a, p->pub.id);
+	struct bst_prog *old;
 
+	if (!p->pub.id)
+		return 0;
 	/* An id is only reused once its program is gone. */
+	old = find_id(a, p->pub.id);
 	if (old && old != p) {
 		tdelete(old, &a->by_id, prog_id_cmp);
 		old->in_id_map = false;
@@ -514,7 +518,11 @@ static int on_mmap3(struct bpfstash_agent *a, const struct perf_event_header *h)
 	}
 	a->stats.records++;
 
-	p = find_id(a, m->id);
+	/*
+	 * Images (trampolines, dispatchers, struct_ops) have no program id:
+	 * each has one record, and is found again only by its hash.
+	 */
+	p = m->id ? find_id(a, m->id) : NULL;
 	if (p && (stashed ? strcmp(p->pub.hash, hex) : p->pub.stashed))
 		p = NULL;	/* another program under a reused id */
 	if (!p && stashed) {

@@ -328,6 +328,11 @@ int bpfstash_entry_export_build_id(const struct bpfstash_entry *entry, const cha
  * Programs the stash refused (full) and whose records were lost stay
  * unknown: the stash has nothing to recover them from.
  *
+ * Images (trampolines, dispatchers, struct_ops) are indexed as programs
+ * of id 0 with one function, each on its own.  The kernel sends no
+ * PERF_RECORD_BPF_EVENT when an image goes, so the agent learns an
+ * image's unload time only from the stash, when it recovers.
+ *
  * Times are CLOCK_BOOTTIME nanoseconds, the clock of meta.load_time: open
  * the sampling events with use_clockid = 1 and clockid = CLOCK_BOOTTIME
  * so that sample times compare with them.
@@ -352,7 +357,7 @@ enum bpfstash_agent_source {
 
 /* A program the agent tracks.  Valid until bpfstash_agent_close(). */
 struct bpfstash_agent_prog {
-	uint32_t id;			/* bpf_prog_info::id */
+	uint32_t id;			/* bpf_prog_info::id; 0: an image */
 	char name[BPFSTASH_NAME_LEN];
 	uint8_t tag[BPFSTASH_TAG_SIZE];
 	bool stashed;			/* hash names an entry; else refused */
