@@ -12,6 +12,8 @@
  *                   at once with one page of ring per CPU: records are lost,
  *                   and every program is still known, at its address and
  *                   time, with its unload (bench kernel)
+ *   images_refused  a trampoline's two versions refused by a full stash:
+ *                   the live one resolves at its address (debug kernel)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,8 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "../lib/test.h"
+#include "../lib/proginfo.h"
 #include "../lib/stashfs.h"
 #include "../../tools/lib/bpfstash/libbpfstash.h"
 
@@ -422,10 +426,109 @@ out:
 	stash_umount();
 }
 
+/* The address of @name in /proc/kallsyms, or 0. */
+static __u64 kallsyms_addr(const char *name)
+{
+	char line[512], sym[256];
+	unsigned long long addr;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	__u64 found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %*s %255s", &addr, sym) == 2 && !strcmp(sym, name))
+			found = addr;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * A BPF trampoline while the stash refuses everything: attaching fentry,
+ * then fexit, makes two versions of one trampoline, each a refused
+ * PERF_RECORD_MMAP3 without a program id.  The agent indexes each on its
+ * own: the live version resolves, by its kallsyms name, at its address.
+ */
+static void test_images_refused(void)
+{
+	struct seen s = {};
+	struct bpfstash_agent_opts o = { .sz = sizeof(o), .event_fn = on_event, .ctx = &s };
+	struct bpf_link *fentry = NULL, *fexit = NULL;
+	struct bpfstash_agent *a = NULL;
+	struct bpfstash_agent_sym sym;
+	struct bpf_object *obj = NULL;
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), id;
+	long long refused;
+	char name[64];
+	__u64 addr;
+	int fd, i;
+
+	if (!ASSERT_OK(stash_mount("max_entries=1"), "mount max_entries=1"))
+		return;
+	for (i = 0; i < 2; i++) {	/* fill it */
+		snprintf(name, sizeof(name), "fill%d", i);
+		fd = load_raw_prog(name);
+		if (fd >= 0)
+			close(fd);
+	}
+	refused = stash_stat("refused_full");
+	if (!ASSERT_OK(bpfstash_agent_open(&o, &a), "agent open"))
+		goto out;
+	obj = bpf_object__open_file(test_prog_path("kinds"), NULL);
+	if (!ASSERT_PTR_OK(obj, "open kinds.bpf.o") ||
+	    !ASSERT_OK(bpf_object__load(obj), "load"))
+		goto out;
+	fentry = bpf_program__attach(bpf_object__find_program_by_name(obj, "kinds_fentry"));
+	if (!ASSERT_PTR_OK(fentry, "attach fentry"))
+		goto out;
+	fexit = bpf_program__attach(bpf_object__find_program_by_name(obj, "kinds_fexit"));
+	if (!ASSERT_PTR_OK(fexit, "attach fexit"))
+		goto out;
+	fd = bpf_program__fd(bpf_object__find_program_by_name(obj, "kinds_fentry"));
+	if (!ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len), "fentry's info"))
+		goto out;
+	/* Its key: the BTF object's id, bit 31, the function's BTF id. */
+	snprintf(name, sizeof(name), "bpf_trampoline_%llu",
+		 ((unsigned long long)info.attach_btf_obj_id << 32) | 0x80000000u |
+		 info.attach_btf_id);
+	addr = kallsyms_addr(name);
+	if (!ASSERT_NEQ(addr, 0, "the trampoline in kallsyms"))
+		goto out;
+	/* A program loaded after them: once its record is in, theirs are. */
+	fd = load_raw_prog("after");
+	if (!ASSERT_GE(fd, 0, "load a program after them") ||
+	    !ASSERT_OK(prog_id_addr(fd, &id, &addr, NULL), "its info"))
+		goto out;
+	s.loaded_id = id;
+	if (!ASSERT_TRUE(poll_until(a, &s.loaded), "its load is seen")) {
+		close(fd);
+		goto out;
+	}
+	close(fd);
+	/* Two versions, the programs and "after": everything was refused. */
+	ASSERT_GE(stash_stat("refused_full"), refused + 5, "everything refused");
+	addr = kallsyms_addr(name);
+	if (ASSERT_OK(bpfstash_agent_resolve(a, addr, 0, &sym), "the live trampoline")) {
+		ASSERT_EQ(sym.prog->id, 0, "no program id");
+		ASSERT_FALSE(sym.prog->stashed, "refused");
+		ASSERT_STREQ(sym.func->name, name, "its kallsyms name");
+		ASSERT_EQ(sym.offset, 0, "at its first byte");
+		test__note("%s at 0x%llx resolved, every image refused", name,
+			   (unsigned long long)addr);
+	}
+out:
+	bpf_link__destroy(fexit);
+	bpf_link__destroy(fentry);
+	bpf_object__close(obj);
+	bpfstash_agent_close(a);
+	stash_umount();
+}
+
 static const struct test tests[] = {
 	{ "address_reuse", test_address_reuse, true },
 	{ "watch_json", test_watch_json, true },
 	{ "storm_recovers", test_storm_recovers, true },
+	{ "images_refused", test_images_refused, true },
 	{}
 };
 
