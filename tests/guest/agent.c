@@ -426,22 +426,6 @@ out:
 	stash_umount();
 }
 
-/* The address of @name in /proc/kallsyms, or 0. */
-static __u64 kallsyms_addr(const char *name)
-{
-	char line[512], sym[256];
-	unsigned long long addr;
-	FILE *f = fopen("/proc/kallsyms", "r");
-	__u64 found = 0;
-
-	while (f && !found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %*s %255s", &addr, sym) == 2 && !strcmp(sym, name))
-			found = addr;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 /*
  * A BPF trampoline while the stash refuses everything: attaching fentry,
  * then fexit, makes two versions of one trampoline, each a refused
@@ -458,9 +442,9 @@ static void test_images_refused(void)
 	struct bpf_object *obj = NULL;
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info), id;
+	__u64 addr, after_addr;
 	long long refused;
 	char name[64];
-	__u64 addr;
 	int fd, i;
 
 	if (!ASSERT_OK(stash_mount("max_entries=1"), "mount max_entries=1"))
@@ -497,7 +481,7 @@ static void test_images_refused(void)
 	/* A program loaded after them: once its record is in, theirs are. */
 	fd = load_raw_prog("after");
 	if (!ASSERT_GE(fd, 0, "load a program after them") ||
-	    !ASSERT_OK(prog_id_addr(fd, &id, &addr, NULL), "its info"))
+	    !ASSERT_OK(prog_id_addr(fd, &id, &after_addr, NULL), "its info"))
 		goto out;
 	s.loaded_id = id;
 	if (!ASSERT_TRUE(poll_until(a, &s.loaded), "its load is seen")) {
@@ -507,7 +491,6 @@ static void test_images_refused(void)
 	close(fd);
 	/* Two versions, the programs and "after": everything was refused. */
 	ASSERT_GE(stash_stat("refused_full"), refused + 5, "everything refused");
-	addr = kallsyms_addr(name);
 	if (ASSERT_OK(bpfstash_agent_resolve(a, addr, 0, &sym), "the live trampoline")) {
 		ASSERT_EQ(sym.prog->id, 0, "no program id");
 		ASSERT_FALSE(sym.prog->stashed, "refused");

@@ -441,26 +441,6 @@ static void image_free(struct image_entry *im, int n)
 		free(im[n].jited);
 }
 
-/* The address of @name in /proc/kallsyms, or 0. */
-static __u64 kallsyms_addr(const char *name)
-{
-	char line[512], sym[256];
-	unsigned long long addr;
-	FILE *f = fopen("/proc/kallsyms", "r");
-	__u64 found = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %*s %255s", &addr, sym) == 2 && !strcmp(sym, name)) {
-			found = addr;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 /*
  * Whether x86-64 code @code at @addr calls or jumps to @target directly:
  * call or jmp rel32 (e8, e9), or jcc rel32 (0f 80-8f), decoded at every

@@ -102,3 +102,18 @@ struct bpf_object *test_prog_load(const char *name, int *prog_fd)
 	*prog_fd = bpf_program__fd(prog);
 	return obj;
 }
+
+__u64 kallsyms_addr(const char *name)
+{
+	char line[512], sym[256];
+	unsigned long long addr;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	__u64 found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %*s %255s", &addr, sym) == 2 && !strcmp(sym, name))
+			found = addr;
+	if (f)
+		fclose(f);
+	return found;
+}

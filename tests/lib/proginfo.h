@@ -31,4 +31,7 @@ const char *test_prog_path(const char *name);
  */
 struct bpf_object *test_prog_load(const char *name, int *prog_fd);
 
+/* The address of @name in /proc/kallsyms, or 0. */
+__u64 kallsyms_addr(const char *name);
+
 #endif

@@ -160,11 +160,14 @@ static struct bst_prog *find_hash(struct bpfstash_agent *a, const char *hex)
 	return p ? *p : NULL;
 }
 
+/* The program of @id; never an image, which has no id (0). */
 static struct bst_prog *find_id(struct bpfstash_agent *a, uint32_t id)
 {
 	struct bst_prog key;
 	void **p;
 
+	if (!id)
+		return NULL;
 	key.pub.id = id;
 	p = tfind(&key, &a->by_id, prog_id_cmp);
 	return p ? *p : NULL;
@@ -522,7 +525,7 @@ static int on_mmap3(struct bpfstash_agent *a, const struct perf_event_header *h)
 	 * Images (trampolines, dispatchers, struct_ops) have no program id:
 	 * each has one record, and is found again only by its hash.
 	 */
-	p = m->id ? find_id(a, m->id) : NULL;
+	p = find_id(a, m->id);
 	if (p && (stashed ? strcmp(p->pub.hash, hex) : p->pub.stashed))
 		p = NULL;	/* another program under a reused id */
 	if (!p && stashed) {
