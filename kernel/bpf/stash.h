@@ -17,6 +17,7 @@
 #include <linux/rhashtable-types.h>
 #include <linux/seqlock.h>
 #include <linux/string.h>
+#include <linux/unaligned.h>
 #include <linux/xarray.h>
 #include <kunit/visibility.h>
 
@@ -336,6 +337,30 @@ static __always_inline void bpfstash_write(struct bpfstash_writer *w, const void
 		return;
 	}
 	__bpfstash_write(w, src, len);
+}
+
+/*
+ * Write a function's image of @len bytes to @w.  An image of up to 64
+ * bytes is copied here, a word at a time with the last word overlapping
+ * the one before it, rather than by memcpy(): a program of 256 functions
+ * has 256 images of a few dozen bytes each, and a call of memcpy() costs
+ * several times its copy at that size (about 10 ns per image in the hook
+ * benchmark's copies, with UML's memcpy() and with "rep movsb" alike).
+ */
+static __always_inline void bpfstash_write_image(struct bpfstash_writer *w,
+						 const u8 *src, u32 len)
+{
+	u8 *dst = len <= 64 && len >= sizeof(u64) ? bpfstash_write_place(w, len) : NULL;
+	u32 i;
+
+	if (!dst) {
+		bpfstash_write(w, src, len);
+		return;
+	}
+	for (i = 0; i + sizeof(u64) < len; i += sizeof(u64))
+		put_unaligned(get_unaligned((const u64 *)(src + i)), (u64 *)(dst + i));
+	i = len - sizeof(u64);
+	put_unaligned(get_unaligned((const u64 *)(src + i)), (u64 *)(dst + i));
 }
 
 /*

@@ -30,11 +30,12 @@
  * same of the cold calls; copy_ns the median of the copy floor (what
  * allocating and copying the stored bytes once costs, bench_copy_floor())
  * and beyond_copy_ns of what the hook costs beyond its hashing and that
- * floor, each round; copy_image_ns the median of the floor's part for the
- * image, and beyond_image_ns of what the hook costs beyond its hashing
- * and the floor's other part (what it would cost if the bytes that stay
- * as they are while the program lives were copied later, at least).
- * The cases assert what can go
+ * floor, each round; copy_image_ns and copy_kept_ns the medians of two
+ * parts of the floor (the image; the line info, func info and BTF, which
+ * a store could copy at unload instead), beyond_kept_ns of beyond hashing
+ * less the kept part, and beyond_image_ns of beyond hashing less all but
+ * the image part (bench_copy_floor() says what each leaves out).  The
+ * cases assert what can go
  * wrong in the measurement itself: every call stored the program, the
  * entry holds the captured bytes, its name is the SHA-256 recomputed here
  * over the bytes timed, and the store counted as many bytes hashed.  Whether
@@ -565,35 +566,46 @@ static u64 bench_hook_call(struct kunit *test, struct bench_prog *bp, u32 round,
 	return t;
 }
 
+/* Parts of the copy floor, by what a store could do with them. */
+struct bench_floor {
+	u64 image;	/* the JITed image */
+	u64 kept;	/* line info, func info, BTF */
+};
+
 /*
  * What storing the program's bytes costs at the least, timed: for each
  * blob the hook made and for its funcs file, an allocation of the same
  * size in the pieces the store holds it in (bpfstash_blob_alloc()) and
- * one copy of each byte with the store's copy (bpfstash_blob_write()),
- * from where the hook reads it: each function's image, the line and func
- * info, the BTF and, for the jited line info, which the hook computes, as
- * many bytes from the addresses it is computed from; the funcs file from
- * the captured one.  The copies are freed after the clock stops, as the
- * hook's are when the entry goes.  A snapshot taken at load costs at least
- * this beyond its hashing.
+ * one copy of each byte with the store's copy (bpfstash_blob_write(); the
+ * images as the hook writes them, bpfstash_write_image()), from where the
+ * hook reads it: each function's image, the line and func info, the BTF
+ * and, for the jited line info, which the hook computes, as many bytes
+ * from the addresses it is computed from; the funcs file from the
+ * captured one.  The copies are freed after the clock stops, as the
+ * hook's are when the entry goes.  A snapshot taken at load costs at
+ * least this beyond its hashing.
  *
- * *@image_ns is set to the part of it for the image: what only the load
- * can copy as it was hashed, since bpf_arch_text_poke() patches the image
- * later (a tail call's jump when its map changes, the attach point when a
- * trampoline attaches to the program).  The rest (the funcs file, the
- * line, jited line and func info, the BTF) stays as it is while the
- * program lives, so a store could copy it later; the difference tells
- * what that would take off the load path at most.
+ * @part gets two parts of it, timed on their own.  The image: only the
+ * load can copy it as it was hashed, since bpf_arch_text_poke() patches
+ * it later (a tail call's jump when its map changes, the attach point when
+ * a trampoline attaches to the program).  The kept bytes: the line info,
+ * func info and BTF are copied as they are from memory the program keeps,
+ * unchanged, until the unload hook has run (__bpf_prog_put_noref() frees
+ * them after it), so a store could copy them then instead.  The rest, the
+ * funcs file and the jited line info, are built from the program; a store
+ * must build them at load to hash them, and could only keep them too if it
+ * built them twice.
  */
 static u64 bench_copy_floor(struct kunit *test, const struct bench_prog *bp,
-			    const struct bpfstash_content *c, u64 *image_ns)
+			    const struct bpfstash_content *c, struct bench_floor *part)
 {
 	const struct bpf_prog_aux *aux = bp->prog->aux;
 	struct bpfstash_blob *copy[BPFSTASH_NR_BLOBS + 1] = {};
 	const struct bpfstash_func *rec;
 	const void *funcs, *btf = NULL;
-	u32 size, btf_size = 0, i, off;
-	u64 t;
+	u32 size, btf_size = 0, i;
+	struct bpfstash_writer w;
+	u64 t, t1, t2, t3;
 
 	funcs = bench_data(bp->entry, BENCH_FUNCS, &size);
 	if (bp->btf)
@@ -602,22 +614,25 @@ static u64 bench_copy_floor(struct kunit *test, const struct bench_prog *bp,
 
 	t = ktime_get_ns();
 	copy[1] = bpfstash_blob_alloc(c->jited_len);
-	if (copy[1])
-		for (i = 0, off = 0; i < c->nr_funcs; off += rec[i].len, i++)
-			bpfstash_blob_write(copy[1], off, bp->images[i], rec[i].len);
-	*image_ns = ktime_get_ns() - t;
+	if (copy[1]) {
+		bpfstash_blob_writer(&w, copy[1]);
+		for (i = 0; i < c->nr_funcs; i++)
+			bpfstash_write_image(&w, bp->images[i], rec[i].len);
+	}
+	t1 = ktime_get_ns();
 	copy[0] = bpfstash_blob_alloc(c->funcs_size);
 	if (copy[0])
 		bpfstash_blob_write(copy[0], 0, funcs, c->funcs_size);
+	size = c->nr_jited_line_info * sizeof(struct bpfstash_jited_line);
+	copy[3] = size ? bpfstash_blob_alloc(size) : NULL;
+	if (copy[3])
+		bpfstash_blob_write(copy[3], 0, aux->jited_linfo, size);
+	t2 = ktime_get_ns();
 	if (aux->nr_linfo) {
 		size = aux->nr_linfo * sizeof(struct bpf_line_info);
 		copy[2] = bpfstash_blob_alloc(size);
 		if (copy[2])
 			bpfstash_blob_write(copy[2], 0, aux->linfo, size);
-		size = c->nr_jited_line_info * sizeof(struct bpfstash_jited_line);
-		copy[3] = size ? bpfstash_blob_alloc(size) : NULL;
-		if (copy[3])
-			bpfstash_blob_write(copy[3], 0, aux->jited_linfo, size);
 	}
 	if (aux->func_info_cnt) {
 		size = aux->func_info_cnt * sizeof(struct bpf_func_info);
@@ -630,14 +645,16 @@ static u64 bench_copy_floor(struct kunit *test, const struct bench_prog *bp,
 		if (copy[5])
 			bpfstash_blob_write(copy[5], 0, btf, btf_size);
 	}
-	t = ktime_get_ns() - t;
+	t3 = ktime_get_ns();
+	part->image = t1 - t;
+	part->kept = t3 - t2;
 
 	KUNIT_EXPECT_TRUE(test, copy[0] && copy[1] && (!aux->nr_linfo || copy[2]) &&
 			  (!c->nr_jited_line_info || copy[3]) &&
 			  (!aux->func_info_cnt || copy[4]) && (!btf_size || copy[5]));
 	for (i = 0; i < ARRAY_SIZE(copy); i++)
 		bpfstash_blob_put(copy[i]);
-	return t;
+	return t3 - t;
 }
 
 static void bpfstash_bench_hook(struct kunit *test)
@@ -647,8 +664,10 @@ static void bpfstash_bench_hook(struct kunit *test)
 	u8 hash[BPFSTASH_HASH_SIZE], digest[SHA256_DIGEST_SIZE], lib_digest[SHA256_DIGEST_SIZE];
 	char calls[8 * (BPFSTASH_NR_BLOBS + 1)];
 	s64 *hook_ns, *hash_ns, *lib_ns, *beyond_ns, *cold_ns, *beyond_cold_ns;
-	s64 *copy_ns, *beyond_copy_ns, *copy_image_ns, *beyond_image_ns;
-	u64 t, hashed, bytes = 0, image;
+	s64 *copy_ns, *beyond_copy_ns, *copy_image_ns, *copy_kept_ns;
+	s64 *beyond_kept_ns, *beyond_image_ns;
+	struct bench_floor floor;
+	u64 t, hashed, bytes = 0;
 	struct bpfstash_stats before, after;
 	struct bpfstash_content content;
 	struct crypto_shash *tfm;
@@ -671,10 +690,12 @@ static void bpfstash_bench_hook(struct kunit *test)
 	copy_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
 	beyond_copy_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
 	copy_image_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
+	copy_kept_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
+	beyond_kept_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
 	beyond_image_ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(s64), GFP_KERNEL);
 	KUNIT_ASSERT_TRUE(test, hook_ns && hash_ns && lib_ns && beyond_ns && cold_ns &&
 			  beyond_cold_ns && copy_ns && beyond_copy_ns && copy_image_ns &&
-			  beyond_image_ns);
+			  copy_kept_ns && beyond_kept_ns && beyond_image_ns);
 	tfm = crypto_alloc_shash("sha256", 0, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(tfm));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, bench_free_shash, tfm), 0);
@@ -728,11 +749,17 @@ static void bpfstash_bench_hook(struct kunit *test)
 			beyond_cold_ns[i - 1] = cold - hash_ns[i - 1];
 			/* The copy floor, of the program as a load leaves it. */
 			bench_prog_jit(&bp);
-			copy_ns[i - 1] = bench_copy_floor(test, &bp, &content, &image);
-			copy_image_ns[i - 1] = image;
+			copy_ns[i - 1] = bench_copy_floor(test, &bp, &content, &floor);
+			copy_image_ns[i - 1] = floor.image;
+			copy_kept_ns[i - 1] = floor.kept;
 			beyond_copy_ns[i - 1] = beyond_ns[i - 1] - copy_ns[i - 1];
-			/* Beyond hashing, less the copies a load need not make. */
-			beyond_image_ns[i - 1] = beyond_ns[i - 1] - (copy_ns[i - 1] - image);
+			/*
+			 * Beyond hashing, less the copies a store could make
+			 * after the load: of the kept bytes; of all but the
+			 * image (a bound: the built ones are built to hash).
+			 */
+			beyond_kept_ns[i - 1] = beyond_ns[i - 1] - floor.kept;
+			beyond_image_ns[i - 1] = beyond_ns[i - 1] - (copy_ns[i - 1] - floor.image);
 		}
 		bench_forget(test, bp.prog, hash);
 	}
@@ -746,9 +773,11 @@ static void bpfstash_bench_hook(struct kunit *test)
 	bench_sort(copy_ns, BENCH_ROUNDS);
 	bench_sort(beyond_copy_ns, BENCH_ROUNDS);
 	bench_sort(copy_image_ns, BENCH_ROUNDS);
+	bench_sort(copy_kept_ns, BENCH_ROUNDS);
+	bench_sort(beyond_kept_ns, BENCH_ROUNDS);
 	bench_sort(beyond_image_ns, BENCH_ROUNDS);
 	kunit_info(test,
-		   "bpfstash_bench: prog=%s funcs=%u xlated_insns=%u jited_bytes=%u line_info=%u btf_bytes=%u hashed_bytes=%llu rounds=%u hook_ns=%lld hook_iqm_ns=%lld hook_p10_ns=%lld hook_p90_ns=%lld hook_p99_ns=%lld hash_ns=%lld hash_iqm_ns=%lld lib_hash_ns=%lld beyond_ns=%lld beyond_iqm_ns=%lld cold_ns=%lld beyond_cold_ns=%lld copy_ns=%lld beyond_copy_ns=%lld copy_image_ns=%lld beyond_image_ns=%lld hash_calls=%s hash_driver=%s\n",
+		   "bpfstash_bench: prog=%s funcs=%u xlated_insns=%u jited_bytes=%u line_info=%u btf_bytes=%u hashed_bytes=%llu rounds=%u hook_ns=%lld hook_iqm_ns=%lld hook_p10_ns=%lld hook_p90_ns=%lld hook_p99_ns=%lld hash_ns=%lld hash_iqm_ns=%lld lib_hash_ns=%lld beyond_ns=%lld beyond_iqm_ns=%lld cold_ns=%lld beyond_cold_ns=%lld copy_ns=%lld beyond_copy_ns=%lld copy_image_ns=%lld copy_kept_ns=%lld beyond_kept_ns=%lld beyond_image_ns=%lld hash_calls=%s hash_driver=%s\n",
 		   bc->name, content.nr_funcs,
 		   content.xlated_len / (u32)sizeof(struct bpf_insn),
 		   content.jited_len, content.nr_line_info,
@@ -764,6 +793,8 @@ static void bpfstash_bench_hook(struct kunit *test)
 		   bench_pct(copy_ns, BENCH_ROUNDS, 50),
 		   bench_pct(beyond_copy_ns, BENCH_ROUNDS, 50),
 		   bench_pct(copy_image_ns, BENCH_ROUNDS, 50),
+		   bench_pct(copy_kept_ns, BENCH_ROUNDS, 50),
+		   bench_pct(beyond_kept_ns, BENCH_ROUNDS, 50),
 		   bench_pct(beyond_image_ns, BENCH_ROUNDS, 50),
 		   calls, crypto_shash_driver_name(tfm));
 }
