@@ -13,7 +13,9 @@
  *                   and every program is still known, at its address and
  *                   time, with its unload (bench kernel)
  *   images_refused  a trampoline's two versions refused by a full stash:
- *                   the live one resolves at its address (debug kernel)
+ *                   the live one resolves at its address, and once
+ *                   detached it is gone, from its KSYMBOL unregister
+ *                   (debug kernel)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,6 +75,9 @@ struct seen {
 	bool unloaded;
 	__u32 loaded_id;
 	bool loaded;
+	__u64 image_addr;	/* set when the image at this address goes */
+	bool image_unloaded;
+	uint64_t image_unload_time;
 };
 
 static void on_event(const struct bpfstash_agent_event *ev, void *ctx)
@@ -81,6 +86,11 @@ static void on_event(const struct bpfstash_agent_event *ev, void *ctx)
 
 	if (ev->type == BPFSTASH_AGENT_UNLOAD && ev->prog->id == s->unloaded_id)
 		s->unloaded = true;
+	if (ev->type == BPFSTASH_AGENT_UNLOAD && !ev->prog->id && s->image_addr &&
+	    ev->prog->nr_funcs == 1 && ev->prog->funcs[0].addr == s->image_addr) {
+		s->image_unloaded = true;
+		s->image_unload_time = ev->time;
+	}
 	if (ev->type == BPFSTASH_AGENT_LOAD && ev->prog->id == s->loaded_id)
 		s->loaded = true;
 }
@@ -444,6 +454,7 @@ static void test_images_refused(void)
 	__u32 len = sizeof(info), id;
 	__u64 addr, after_addr;
 	long long refused;
+	uint64_t before;
 	char name[64];
 	int fd, i;
 
@@ -499,6 +510,27 @@ static void test_images_refused(void)
 		test__note("%s at 0x%llx resolved, every image refused", name,
 			   (unsigned long long)addr);
 	}
+
+	/*
+	 * Detached, the trampoline goes once RCU lets it: the kernel sends no
+	 * BPF_EVENT for an image and the stash never held this one, so only
+	 * its KSYMBOL unregister can tell the agent.
+	 */
+	s.image_addr = addr;
+	before = boot_ns();
+	bpf_link__destroy(fexit);
+	bpf_link__destroy(fentry);
+	fexit = fentry = NULL;
+	for (i = 0; i < 300 && !s.image_unloaded; i++)
+		bpfstash_agent_poll(a, 100);
+	if (!ASSERT_TRUE(s.image_unloaded, "the detached trampoline's unload is seen"))
+		goto out;
+	ASSERT_GE(s.image_unload_time, before, "unloaded after the detach");
+	ASSERT_EQ(bpfstash_agent_resolve(a, addr, 0, &sym), -ENOENT, "gone now");
+	if (ASSERT_OK(bpfstash_agent_resolve(a, addr, before, &sym), "there before the detach"))
+		ASSERT_STREQ(sym.func->name, name, "its kallsyms name");
+	test__note("its unload seen %.1f ms after the detach",
+		   (s.image_unload_time - before) / 1e6);
 out:
 	bpf_link__destroy(fexit);
 	bpf_link__destroy(fentry);

@@ -453,6 +453,75 @@ static void test_images(void **state)
 	assert_int_equal(st.ranges, 6);
 }
 
+/* PERF_RECORD_KSYMBOL for [@addr, @addr + @len) named @name, at @secs. */
+static void feed_ksymbol(struct scene *sc, uint64_t addr, uint32_t len, uint16_t type,
+			 uint16_t flags, const char *name, uint64_t secs)
+{
+	size_t name_len = (strlen(name) + 1 + 7) / 8 * 8;
+	uint8_t buf[256] = {};
+	struct perf_event_header *h = (void *)buf;
+	uint64_t t = secs * NS;
+
+	h->type = PERF_RECORD_KSYMBOL;
+	h->size = 24 + name_len + 8;
+	memcpy(buf + 8, &addr, 8);
+	memcpy(buf + 16, &len, 4);
+	memcpy(buf + 20, &type, 2);
+	memcpy(buf + 22, &flags, 2);
+	memcpy(buf + 24, name, strlen(name));
+	memcpy(buf + 24 + name_len, &t, 8);
+	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+}
+
+/*
+ * An image has no program id and no PERF_RECORD_BPF_EVENT: its unload is
+ * the KSYMBOL unregister of its start and name, stashed or refused.  It
+ * resolves until then and not after, and the same image made again at
+ * the same address (same hash: the kernel reuses the entry) is a new one.
+ * The agent used to learn neither: the first image stayed loaded for
+ * ever, and the second was merged into it.  Registers, other names, other
+ * starts, other kinds of symbol and programs' unregisters change nothing.
+ */
+static void test_image_unload(void **state)
+{
+	struct scene *sc = *state;
+	const uint8_t h1[BPFSTASH_HASH_SIZE] = { 1 };
+	const uint16_t bpf = PERF_RECORD_KSYMBOL_TYPE_BPF, unreg = PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER;
+	const struct bpfstash_func *tf = bpfstash_entry_func(sc->et, 0);
+	uint64_t at = (tf->addr & ~0xfffull) + 0x100000;
+	struct bpfstash_agent_stats st;
+	char want[64];
+
+	copy_all(sc);	/* for tiny's lines */
+	feed_image(sc, at, 128, 1, h1, "bpf_trampoline_7", 10);		/* stashed */
+	feed_image(sc, at + 0x1000, 64, 2, NULL, "bpf_trampoline_8", 10);	/* refused */
+	feed_prog(sc, sc->et, 10);
+	feed_ksymbol(sc, at, 4096, bpf, 0, "bpf_trampoline_7", 11);		/* a register */
+	feed_ksymbol(sc, at, 4096, bpf, unreg, "bpf_trampoline_9", 12);	/* another name */
+	feed_ksymbol(sc, at + 64, 4096, bpf, unreg, "bpf_trampoline_7", 12);	/* not its start */
+	feed_ksymbol(sc, at, 4096, PERF_RECORD_KSYMBOL_TYPE_OOL, unreg, "bpf_trampoline_7", 12);
+	feed_ksymbol(sc, tf->addr, tf->len, bpf, unreg, "bpf_prog_x", 13);	/* a program's */
+	feed_ksymbol(sc, at, 4096, bpf, unreg, "bpf_trampoline_7", 20);
+	feed_ksymbol(sc, at + 0x1000, 4096, bpf, unreg, "bpf_trampoline_8", 21);
+	feed_image(sc, at, 128, 1, h1, "bpf_trampoline_7", 30);		/* made again */
+	assert_true(bpfstash_agent_poll(sc->a, 0) > 0);
+	/* A load is announced at its unload, or after the batch. */
+	snprintf(want, sizeof(want), "L0 U0 L0 U0 L%u L0 ", bpfstash_entry_meta(sc->et)->prog_id);
+	assert_string_equal(sc->log, want);
+
+	expect_image(sc, at, 19, "bpf_trampoline_7");
+	expect_image(sc, at + 0x103f, 20, "bpf_trampoline_8");
+	expect(sc, at, 20, NULL, 0);			/* unload time excluded */
+	expect(sc, at + 0x1000, 25, NULL, 0);
+	expect(sc, at + 0x1000, 0, NULL, 0);		/* now: gone */
+	expect_image(sc, at + 127, 30, "bpf_trampoline_7");
+	expect_image(sc, at, 0, "bpf_trampoline_7");	/* now: the second */
+	expect(sc, tf->addr, 15, sc->et, 0);		/* the program stays */
+	bpfstash_agent_get_stats(sc->a, &st);
+	assert_int_equal(st.programs, 4);
+	assert_int_equal(st.ranges, 4);
+}
+
 /* Records too short to parse are counted, never read past their end. */
 static void test_bad_records(void **state)
 {
@@ -473,9 +542,12 @@ static void test_bad_records(void **state)
 	assert_int_equal(bpfstash_agent_feed(sc->a, h), -EINVAL);
 	h->size = 4;
 	assert_int_equal(bpfstash_agent_feed(sc->a, h), -EINVAL);
-	assert_int_equal(bpfstash_agent_poll(sc->a, 0), 2);
+	h->type = PERF_RECORD_KSYMBOL;
+	h->size = 24;
+	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+	assert_int_equal(bpfstash_agent_poll(sc->a, 0), 3);
 	bpfstash_agent_get_stats(sc->a, &st);
-	assert_int_equal(st.bad_records, 2);
+	assert_int_equal(st.bad_records, 3);
 	assert_int_equal(st.programs, 0);
 	assert_int_equal(bpfstash_agent_open(&o, &a), -EINVAL);
 }
@@ -488,6 +560,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lost_recovers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_images, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_image_unload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
 	};
 

@@ -9,7 +9,10 @@
  * and unloaded on another is seen in that order.  Loads come from
  * PERF_RECORD_MMAP3 (one record per function), unloads from
  * PERF_RECORD_BPF_EVENT PERF_BPF_EVENT_PROG_UNLOAD (one per program, sent
- * where bpfstash sets meta.unload_time).  Times are CLOCK_BOOTTIME, the
+ * where bpfstash sets meta.unload_time) and, for images, which have no
+ * program id, from PERF_RECORD_KSYMBOL with
+ * PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER (sent where bpfstash sets the
+ * image's meta.unload_time, with its start and name).  Times are CLOCK_BOOTTIME, the
  * clock of meta.load_time and meta.unload_time, so that what the records
  * say and what recovery reads from the stash agree.
  *
@@ -69,6 +72,15 @@ struct bst_bpf_event {
 	uint32_t id;
 	uint8_t tag[8];
 	/* sample_id: u64 time */
+};
+
+struct bst_ksymbol {
+	struct perf_event_header header;
+	uint64_t addr;
+	uint32_t len;
+	uint16_t ksym_type;
+	uint16_t flags;
+	/* char name[], then sample_id: u64 time */
 };
 
 struct bst_lost {
@@ -532,9 +544,10 @@ static int on_mmap3(struct bpfstash_agent *a, const struct perf_event_header *h)
 		p = find_hash(a, hex);	/* recovered before its records came */
 		/*
 		 * The same content loaded again at the same address has the
-		 * same hash (the kernel reuses the entry): a new program.
+		 * same hash (the kernel reuses the entry): a new program, or
+		 * a new image once the last one is gone.
 		 */
-		if (p && p->pub.id != m->id) {
+		if (p && (p->pub.id != m->id || p->pub.unload_time)) {
 			tdelete(p, &a->by_hash, prog_hash_cmp);
 			p = NULL;
 		}
@@ -597,6 +610,58 @@ static int on_bpf_event(struct bpfstash_agent *a, const struct perf_event_header
 	return 0;
 }
 
+/* The image still loaded whose function starts at @addr with @name, or NULL. */
+static struct bst_prog *find_live_image(struct bpfstash_agent *a, uint64_t addr,
+					const char *name)
+{
+	const struct bst_range *rs = a->ranges;
+	size_t i = first_after(rs, 0, a->nr_ranges, addr, true);
+	struct bst_prog *found = NULL;
+
+	/* The ranges at one start are in load order: the last one wins. */
+	for (; i < a->nr_ranges && rs[i].start == addr; i++) {
+		struct bst_prog *p = rs[i].prog;
+
+		if (!p->pub.id && !p->pub.unload_time && p->pub.nr_funcs == 1 &&
+		    !strcmp(p->funcs[0].name, name))
+			found = p;
+	}
+	return found;
+}
+
+/*
+ * An image's unload.  The kernel sends no PERF_RECORD_BPF_EVENT for a
+ * trampoline or a struct_ops image, which has no program id, only the
+ * KSYMBOL unregister of its start and name (bpf_image_ksym_del()).
+ * Programs' own KSYMBOL records say nothing that MMAP3 and BPF_EVENT do
+ * not, and a dispatcher keeps its symbol across versions (each version's
+ * unload is learnt from the stash): both are passed over.
+ */
+static int on_ksymbol(struct bpfstash_agent *a, const struct perf_event_header *h)
+{
+	const struct bst_ksymbol *k = (const void *)h;
+	char name[512];
+	struct bst_prog *p;
+	int err;
+
+	if (h->size < sizeof(*k) + sizeof(uint64_t))
+		return -EBADMSG;
+	if (k->ksym_type != PERF_RECORD_KSYMBOL_TYPE_BPF ||
+	    !(k->flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER))
+		return 0;
+	snprintf(name, sizeof(name), "%.*s", (int)(h->size - sizeof(*k) - sizeof(uint64_t)),
+		 (const char *)(k + 1));
+	err = index_merge(a);
+	if (err)
+		return err;
+	p = find_live_image(a, k->addr, name);
+	if (!p)
+		return 0;	/* a program's function, or an image never indexed */
+	a->stats.records++;
+	prog_unloaded(a, p, record_time(h), false);
+	return 0;
+}
+
 static int apply(struct bpfstash_agent *a, const struct perf_event_header *h)
 {
 	switch (h->type) {
@@ -604,6 +669,8 @@ static int apply(struct bpfstash_agent *a, const struct perf_event_header *h)
 		return on_mmap3(a, h);
 	case PERF_RECORD_BPF_EVENT:
 		return on_bpf_event(a, h);
+	case PERF_RECORD_KSYMBOL:
+		return on_ksymbol(a, h);
 	case PERF_RECORD_LOST:
 		if (h->size < sizeof(struct bst_lost))
 			return -EBADMSG;
@@ -927,6 +994,7 @@ void bpfstash_agent_attr(struct perf_event_attr *attr)
 	attr->read_format = PERF_FORMAT_LOST;
 	attr->sample_id_all = 1;
 	attr->bpf_event = 1;
+	attr->ksymbol = 1;	/* images' unloads */
 	attr->watermark = 1;
 	attr->wakeup_watermark = 1;
 	attr->use_clockid = 1;

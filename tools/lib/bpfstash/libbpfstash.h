@@ -330,8 +330,13 @@ int bpfstash_entry_export_build_id(const struct bpfstash_entry *entry, const cha
  *
  * Images (trampolines, dispatchers, struct_ops) are indexed as programs
  * of id 0 with one function, each on its own.  The kernel sends no
- * PERF_RECORD_BPF_EVENT when an image goes, so the agent learns an
- * image's unload time only from the stash (the scan at open, recovery).
+ * PERF_RECORD_BPF_EVENT when an image goes: the agent learns a
+ * trampoline's or struct_ops image's unload from PERF_RECORD_KSYMBOL
+ * unregister (its start and name; bpfstash_agent_attr() sets
+ * attr.ksymbol), stashed or refused.  A dispatcher keeps its symbol from
+ * version to version, so a replaced dispatcher version's unload, and any
+ * image's whose record was lost, come from the stash (the scan at open,
+ * recovery).
  *
  * Times are CLOCK_BOOTTIME nanoseconds, the clock of meta.load_time: open
  * the sampling events with use_clockid = 1 and clockid = CLOCK_BOOTTIME
