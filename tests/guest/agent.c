@@ -445,7 +445,8 @@ out:
 static void test_images_refused(void)
 {
 	struct seen s = {};
-	struct bpfstash_agent_opts o = { .sz = sizeof(o), .event_fn = on_event, .ctx = &s };
+	struct bpfstash_agent_opts o = { .sz = sizeof(o), .flags = BPFSTASH_AGENT_IMAGE_UNLOADS,
+					 .event_fn = on_event, .ctx = &s };
 	struct bpf_link *fentry = NULL, *fexit = NULL;
 	struct bpfstash_agent *a = NULL;
 	struct bpfstash_agent_sym sym;

@@ -145,7 +145,8 @@ int do_watch(int argc, char **argv)
 	struct bpfstash_agent_opts ao = {
 		.sz = sizeof(ao),
 		.ring_pages = opts.pages,
-		.flags = BPFSTASH_AGENT_SCAN,
+		/* Every unload, images' too, at the cost of more records. */
+		.flags = BPFSTASH_AGENT_SCAN | BPFSTASH_AGENT_IMAGE_UNLOADS,
 		.event_fn = on_event,
 		.ctx = &wt,
 	};

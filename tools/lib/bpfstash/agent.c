@@ -12,7 +12,8 @@
  * where bpfstash sets meta.unload_time) and, for images, which have no
  * program id, from PERF_RECORD_KSYMBOL with
  * PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER (sent where bpfstash sets the
- * image's meta.unload_time, with its start and name).  Times are CLOCK_BOOTTIME, the
+ * image's meta.unload_time, with its start and name), when the rings ask
+ * for them (BPFSTASH_AGENT_IMAGE_UNLOADS).  Times are CLOCK_BOOTTIME, the
  * clock of meta.load_time and meta.unload_time, so that what the records
  * say and what recovery reads from the stash agree.
  *
@@ -994,7 +995,6 @@ void bpfstash_agent_attr(struct perf_event_attr *attr)
 	attr->read_format = PERF_FORMAT_LOST;
 	attr->sample_id_all = 1;
 	attr->bpf_event = 1;
-	attr->ksymbol = 1;	/* images' unloads */
 	attr->watermark = 1;
 	attr->wakeup_watermark = 1;
 	attr->use_clockid = 1;
@@ -1022,6 +1022,8 @@ static int open_rings(struct bpfstash_agent *a)
 	if (!a->rings)
 		return -ENOMEM;
 	bpfstash_agent_attr(&attr);
+	if (a->opts.flags & BPFSTASH_AGENT_IMAGE_UNLOADS)
+		attr.ksymbol = 1;
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		struct bst_ring *r = &a->rings[a->nr_rings];
 		struct epoll_event ev = { .events = EPOLLIN };

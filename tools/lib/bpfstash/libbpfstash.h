@@ -330,13 +330,13 @@ int bpfstash_entry_export_build_id(const struct bpfstash_entry *entry, const cha
  *
  * Images (trampolines, dispatchers, struct_ops) are indexed as programs
  * of id 0 with one function, each on its own.  The kernel sends no
- * PERF_RECORD_BPF_EVENT when an image goes: the agent learns a
- * trampoline's or struct_ops image's unload from PERF_RECORD_KSYMBOL
- * unregister (its start and name; bpfstash_agent_attr() sets
- * attr.ksymbol), stashed or refused.  A dispatcher keeps its symbol from
- * version to version, so a replaced dispatcher version's unload, and any
- * image's whose record was lost, come from the stash (the scan at open,
- * recovery).
+ * PERF_RECORD_BPF_EVENT when an image goes.  With
+ * BPFSTASH_AGENT_IMAGE_UNLOADS the agent learns a trampoline's or
+ * struct_ops image's unload from its PERF_RECORD_KSYMBOL unregister (start
+ * and name), stashed or refused.  Otherwise, and for a replaced dispatcher
+ * version (the dispatcher keeps its symbol from version to version), an
+ * image's unload comes only from the stash (the scan at open, recovery),
+ * and a refused image's never.
  *
  * Times are CLOCK_BOOTTIME nanoseconds, the clock of meta.load_time: open
  * the sampling events with use_clockid = 1 and clockid = CLOCK_BOOTTIME
@@ -396,6 +396,15 @@ typedef void (*bpfstash_agent_event_fn)(const struct bpfstash_agent_event *event
 /* bpfstash_agent_opts.flags */
 #define BPFSTASH_AGENT_NO_RINGS	(1u << 0)	/* records come from bpfstash_agent_feed() */
 #define BPFSTASH_AGENT_SCAN	(1u << 1)	/* index the stash's entries at open */
+/*
+ * Also open the rings for PERF_RECORD_KSYMBOL, from which the agent learns
+ * images' unloads (see above).  Off by default: every program then adds a
+ * KSYMBOL record per function at load and at unload, about twice the
+ * bytes in the rings, and more losses in a storm.  Agents with their own
+ * rings set attr.ksymbol for the same; bpfstash_agent_feed() takes the
+ * records either way.
+ */
+#define BPFSTASH_AGENT_IMAGE_UNLOADS	(1u << 2)
 
 struct bpfstash_agent_opts {
 	size_t sz;			/* sizeof(struct bpfstash_agent_opts) */
