@@ -496,8 +496,13 @@ static void test_image_unload(void **state)
 	feed_image(sc, at, 128, 1, h1, "bpf_trampoline_7", 10);		/* stashed */
 	feed_image(sc, at + 0x1000, 64, 2, NULL, "bpf_trampoline_8", 10);	/* refused */
 	feed_prog(sc, sc->et, 10);
+	assert_true(bpfstash_agent_poll(sc->a, 0) > 0);
+	expect_image(sc, at, 10, "bpf_trampoline_7");	/* indexed: merged */
+	/* Unloaded in the batch that loads it: still among the new ranges. */
+	feed_image(sc, at + 0x2000, 64, 2, NULL, "bpf_trampoline_9", 11);
+	feed_ksymbol(sc, at + 0x2000, 4096, bpf, unreg, "bpf_trampoline_9", 14);
 	feed_ksymbol(sc, at, 4096, bpf, 0, "bpf_trampoline_7", 11);		/* a register */
-	feed_ksymbol(sc, at, 4096, bpf, unreg, "bpf_trampoline_9", 12);	/* another name */
+	feed_ksymbol(sc, at, 4096, bpf, unreg, "bpf_trampoline_6", 12);	/* another name */
 	feed_ksymbol(sc, at + 64, 4096, bpf, unreg, "bpf_trampoline_7", 12);	/* not its start */
 	feed_ksymbol(sc, at, 4096, PERF_RECORD_KSYMBOL_TYPE_OOL, unreg, "bpf_trampoline_7", 12);
 	feed_ksymbol(sc, tf->addr, tf->len, bpf, unreg, "bpf_prog_x", 13);	/* a program's */
@@ -505,8 +510,9 @@ static void test_image_unload(void **state)
 	feed_ksymbol(sc, at + 0x1000, 4096, bpf, unreg, "bpf_trampoline_8", 21);
 	feed_image(sc, at, 128, 1, h1, "bpf_trampoline_7", 30);		/* made again */
 	assert_true(bpfstash_agent_poll(sc->a, 0) > 0);
-	/* A load is announced at its unload, or after the batch. */
-	snprintf(want, sizeof(want), "L0 U0 L0 U0 L%u L0 ", bpfstash_entry_meta(sc->et)->prog_id);
+	/* A load is announced at its unload, or after its batch. */
+	snprintf(want, sizeof(want), "L0 L0 L%u L0 U0 U0 U0 L0 ",
+		 bpfstash_entry_meta(sc->et)->prog_id);
 	assert_string_equal(sc->log, want);
 
 	expect_image(sc, at, 19, "bpf_trampoline_7");
@@ -516,10 +522,12 @@ static void test_image_unload(void **state)
 	expect(sc, at + 0x1000, 0, NULL, 0);		/* now: gone */
 	expect_image(sc, at + 127, 30, "bpf_trampoline_7");
 	expect_image(sc, at, 0, "bpf_trampoline_7");	/* now: the second */
+	expect_image(sc, at + 0x2000, 13, "bpf_trampoline_9");
+	expect(sc, at + 0x2000, 14, NULL, 0);
 	expect(sc, tf->addr, 15, sc->et, 0);		/* the program stays */
 	bpfstash_agent_get_stats(sc->a, &st);
-	assert_int_equal(st.programs, 4);
-	assert_int_equal(st.ranges, 4);
+	assert_int_equal(st.programs, 5);
+	assert_int_equal(st.ranges, 5);
 }
 
 /* Records too short to parse are counted, never read past their end. */

@@ -611,23 +611,33 @@ static int on_bpf_event(struct bpfstash_agent *a, const struct perf_event_header
 	return 0;
 }
 
-/* The image still loaded whose function starts at @addr with @name, or NULL. */
+static bool live_image_at(const struct bst_range *r, uint64_t addr, const char *name)
+{
+	const struct bst_prog *p = r->prog;
+
+	return r->start == addr && !p->pub.id && !p->pub.unload_time && p->pub.nr_funcs == 1 &&
+	       !strcmp(p->funcs[0].name, name);
+}
+
+/*
+ * The image still loaded whose function starts at @addr with @name, or
+ * NULL: at most one can be.  The new ranges are looked through rather
+ * than merged, which a record of every program's functions would cost.
+ */
 static struct bst_prog *find_live_image(struct bpfstash_agent *a, uint64_t addr,
 					const char *name)
 {
 	const struct bst_range *rs = a->ranges;
-	size_t i = first_after(rs, 0, a->nr_ranges, addr, true);
-	struct bst_prog *found = NULL;
+	size_t i;
 
-	/* The ranges at one start are in load order: the last one wins. */
-	for (; i < a->nr_ranges && rs[i].start == addr; i++) {
-		struct bst_prog *p = rs[i].prog;
-
-		if (!p->pub.id && !p->pub.unload_time && p->pub.nr_funcs == 1 &&
-		    !strcmp(p->funcs[0].name, name))
-			found = p;
-	}
-	return found;
+	for (i = first_after(rs, 0, a->nr_ranges, addr, true);
+	     i < a->nr_ranges && rs[i].start == addr; i++)
+		if (live_image_at(&rs[i], addr, name))
+			return rs[i].prog;
+	for (i = 0; i < a->nr_pending; i++)
+		if (live_image_at(&a->pending[i], addr, name))
+			return a->pending[i].prog;
+	return NULL;
 }
 
 /*
@@ -643,7 +653,6 @@ static int on_ksymbol(struct bpfstash_agent *a, const struct perf_event_header *
 	const struct bst_ksymbol *k = (const void *)h;
 	char name[512];
 	struct bst_prog *p;
-	int err;
 
 	if (h->size < sizeof(*k) + sizeof(uint64_t))
 		return -EBADMSG;
@@ -652,9 +661,6 @@ static int on_ksymbol(struct bpfstash_agent *a, const struct perf_event_header *
 		return 0;
 	snprintf(name, sizeof(name), "%.*s", (int)(h->size - sizeof(*k) - sizeof(uint64_t)),
 		 (const char *)(k + 1));
-	err = index_merge(a);
-	if (err)
-		return err;
 	p = find_live_image(a, k->addr, name);
 	if (!p)
 		return 0;	/* a program's function, or an image never indexed */
