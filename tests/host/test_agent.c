@@ -509,9 +509,13 @@ static void test_image_unload(void **state)
 	feed_ksymbol(sc, at, 4096, bpf, unreg, "bpf_trampoline_7", 20);
 	feed_ksymbol(sc, at + 0x1000, 4096, bpf, unreg, "bpf_trampoline_8", 21);
 	feed_image(sc, at, 128, 1, h1, "bpf_trampoline_7", 30);		/* made again */
+	/* The first's unregister was lost: the second one goes. */
+	feed_image(sc, at + 0x3000, 64, 2, NULL, "bpf_trampoline_5", 40);
+	feed_image(sc, at + 0x3000, 64, 2, NULL, "bpf_trampoline_5", 45);
+	feed_ksymbol(sc, at + 0x3000, 4096, bpf, unreg, "bpf_trampoline_5", 50);
 	assert_true(bpfstash_agent_poll(sc->a, 0) > 0);
 	/* A load is announced at its unload, or after its batch. */
-	snprintf(want, sizeof(want), "L0 L0 L%u L0 U0 U0 U0 L0 ",
+	snprintf(want, sizeof(want), "L0 L0 L%u L0 U0 U0 U0 L0 U0 L0 L0 ",
 		 bpfstash_entry_meta(sc->et)->prog_id);
 	assert_string_equal(sc->log, want);
 
@@ -524,10 +528,13 @@ static void test_image_unload(void **state)
 	expect_image(sc, at, 0, "bpf_trampoline_7");	/* now: the second */
 	expect_image(sc, at + 0x2000, 13, "bpf_trampoline_9");
 	expect(sc, at + 0x2000, 14, NULL, 0);
+	expect_image(sc, at + 0x3000, 47, "bpf_trampoline_5");
+	expect(sc, at + 0x3000, 50, NULL, 0);
+	expect(sc, at + 0x3000, 0, NULL, 0);
 	expect(sc, tf->addr, 15, sc->et, 0);		/* the program stays */
 	bpfstash_agent_get_stats(sc->a, &st);
-	assert_int_equal(st.programs, 5);
-	assert_int_equal(st.ranges, 5);
+	assert_int_equal(st.programs, 7);
+	assert_int_equal(st.ranges, 7);
 }
 
 /* Records too short to parse are counted, never read past their end. */

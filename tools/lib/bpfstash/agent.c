@@ -621,23 +621,28 @@ static bool live_image_at(const struct bst_range *r, uint64_t addr, const char *
 
 /*
  * The image still loaded whose function starts at @addr with @name, or
- * NULL: at most one can be.  The new ranges are looked through rather
- * than merged, which a record of every program's functions would cost.
+ * NULL.  Only one can be, unless an unload record was lost: then the last
+ * one loaded, the one a lookup finds.  The new ranges are looked through
+ * rather than merged, which a record of every program's functions would
+ * cost.
  */
 static struct bst_prog *find_live_image(struct bpfstash_agent *a, uint64_t addr,
 					const char *name)
 {
 	const struct bst_range *rs = a->ranges;
+	struct bst_prog *found = NULL;
 	size_t i;
 
+	/* Ranges at one start are in load order. */
 	for (i = first_after(rs, 0, a->nr_ranges, addr, true);
 	     i < a->nr_ranges && rs[i].start == addr; i++)
 		if (live_image_at(&rs[i], addr, name))
-			return rs[i].prog;
+			found = rs[i].prog;
 	for (i = 0; i < a->nr_pending; i++)
-		if (live_image_at(&a->pending[i], addr, name))
-			return a->pending[i].prog;
-	return NULL;
+		if (live_image_at(&a->pending[i], addr, name) &&
+		    (!found || a->pending[i].prog->pub.load_time >= found->pub.load_time))
+			found = a->pending[i].prog;
+	return found;
 }
 
 /*
