@@ -513,10 +513,21 @@ static uint64_t record_time(const struct perf_event_header *h)
 	return t;
 }
 
+/*
+ * The NUL-padded name that follows a record's fixed part of @fixed bytes,
+ * up to its sample_id time, into @name of @size.  The caller has checked
+ * that the record holds its fixed part and the time.
+ */
+static void record_name(const struct perf_event_header *h, size_t fixed, char *name,
+			size_t size)
+{
+	snprintf(name, size, "%.*s", (int)(h->size - fixed - sizeof(uint64_t)),
+		 (const char *)h + fixed);
+}
+
 static int on_mmap3(struct bpfstash_agent *a, const struct perf_event_header *h)
 {
 	const struct bst_mmap3 *m = (const void *)h;
-	size_t name_max = h->size - sizeof(*m) - sizeof(uint64_t);
 	char name[512], hex[BPFSTASH_HEX_LEN + 1] = "";
 	bool stashed = m->flags & BST_MMAP3_STASHED;
 	struct bst_prog *p;
@@ -526,7 +537,7 @@ static int on_mmap3(struct bpfstash_agent *a, const struct perf_event_header *h)
 		return -EBADMSG;
 	if (m->type != PERF_RECORD_KSYMBOL_TYPE_BPF)
 		return 0;
-	snprintf(name, sizeof(name), "%.*s", (int)name_max, (const char *)(m + 1));
+	record_name(h, sizeof(*m), name, sizeof(name));
 	if (stashed) {
 		if (m->hash_size != BPFSTASH_HASH_SIZE)
 			return -EBADMSG;
@@ -664,8 +675,7 @@ static int on_ksymbol(struct bpfstash_agent *a, const struct perf_event_header *
 	if (k->ksym_type != PERF_RECORD_KSYMBOL_TYPE_BPF ||
 	    !(k->flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER))
 		return 0;
-	snprintf(name, sizeof(name), "%.*s", (int)(h->size - sizeof(*k) - sizeof(uint64_t)),
-		 (const char *)(k + 1));
+	record_name(h, sizeof(*k), name, sizeof(name));
 	p = find_live_image(a, k->addr, name);
 	if (!p)
 		return 0;	/* a program's function, or an image never indexed */
