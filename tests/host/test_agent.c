@@ -106,20 +106,33 @@ static int teardown(void **state)
 	return 0;
 }
 
+/*
+ * Feed the record in @buf of @type whose fixed part is @fixed bytes, then
+ * @name padded to 8 bytes and the sample_id time @secs, as the kernel
+ * writes MMAP3 and KSYMBOL.
+ */
+static void feed_named(struct scene *sc, uint8_t *buf, uint32_t type, size_t fixed,
+		       const char *name, uint64_t secs)
+{
+	size_t name_len = (strlen(name) + 1 + 7) / 8 * 8;
+	struct perf_event_header *h = (void *)buf;
+	uint64_t t = secs * NS;
+
+	h->type = type;
+	h->size = fixed + name_len + 8;
+	memcpy(buf + fixed, name, strlen(name));
+	memcpy(buf + fixed + name_len, &t, 8);
+	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+}
+
 /* The kernel's record for function @i of @e, at @secs. */
 static void feed_mmap3(struct scene *sc, const struct bpfstash_entry *e, uint32_t i, uint64_t secs)
 {
 	const struct bpfstash_func *f = bpfstash_entry_func(e, i);
-	const char *name = bpfstash_entry_func_name(e, i);
-	size_t name_len = (strlen(name) + 1 + 7) / 8 * 8;
 	uint8_t buf[1024] = {};
-	struct perf_event_header *h = (void *)buf;
-	uint64_t t = secs * NS;
 	uint32_t u32;
 	uint16_t u16;
 
-	h->type = 22;	/* PERF_RECORD_MMAP3 */
-	h->size = 64 + name_len + 8;
 	memcpy(buf + 8, &f->addr, 8);
 	memcpy(buf + 16, &(uint64_t){ f->len }, 8);
 	u32 = bpfstash_entry_meta(e)->prog_id;
@@ -132,9 +145,7 @@ static void feed_mmap3(struct scene *sc, const struct bpfstash_entry *e, uint32_
 	memcpy(buf + 34, &u16, 2);
 	buf[36] = BPFSTASH_HASH_SIZE;
 	memcpy(buf + 40, bpfstash_entry_meta(e)->hash, BPFSTASH_HASH_SIZE);
-	memcpy(buf + 64, name, strlen(name));
-	memcpy(buf + 64 + name_len, &t, 8);
-	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+	feed_named(sc, buf, 22 /* PERF_RECORD_MMAP3 */, 64, bpfstash_entry_func_name(e, i), secs);
 }
 
 static void feed_prog(struct scene *sc, const struct bpfstash_entry *e, uint64_t secs)
@@ -383,14 +394,9 @@ static void test_scan(void **state)
 static void feed_image(struct scene *sc, uint64_t addr, uint32_t len, uint32_t flags,
 		       const uint8_t *hash, const char *name, uint64_t secs)
 {
-	size_t name_len = (strlen(name) + 1 + 7) / 8 * 8;
 	uint8_t buf[256] = {};
-	struct perf_event_header *h = (void *)buf;
-	uint64_t t = secs * NS;
 	uint16_t u16 = PERF_RECORD_KSYMBOL_TYPE_BPF;
 
-	h->type = 22;	/* PERF_RECORD_MMAP3 */
-	h->size = 64 + name_len + 8;
 	memcpy(buf + 8, &addr, 8);
 	memcpy(buf + 16, &(uint64_t){ len }, 8);
 	/* id 0 at buf + 24 */
@@ -401,9 +407,7 @@ static void feed_image(struct scene *sc, uint64_t addr, uint32_t len, uint32_t f
 		buf[36] = BPFSTASH_HASH_SIZE;
 		memcpy(buf + 40, hash, BPFSTASH_HASH_SIZE);
 	}
-	memcpy(buf + 64, name, strlen(name));
-	memcpy(buf + 64 + name_len, &t, 8);
-	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+	feed_named(sc, buf, 22 /* PERF_RECORD_MMAP3 */, 64, name, secs);
 }
 
 static void expect_image(struct scene *sc, uint64_t addr, uint64_t secs, const char *name)
@@ -457,20 +461,13 @@ static void test_images(void **state)
 static void feed_ksymbol(struct scene *sc, uint64_t addr, uint32_t len, uint16_t type,
 			 uint16_t flags, const char *name, uint64_t secs)
 {
-	size_t name_len = (strlen(name) + 1 + 7) / 8 * 8;
 	uint8_t buf[256] = {};
-	struct perf_event_header *h = (void *)buf;
-	uint64_t t = secs * NS;
 
-	h->type = PERF_RECORD_KSYMBOL;
-	h->size = 24 + name_len + 8;
 	memcpy(buf + 8, &addr, 8);
 	memcpy(buf + 16, &len, 4);
 	memcpy(buf + 20, &type, 2);
 	memcpy(buf + 22, &flags, 2);
-	memcpy(buf + 24, name, strlen(name));
-	memcpy(buf + 24 + name_len, &t, 8);
-	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+	feed_named(sc, buf, PERF_RECORD_KSYMBOL, 24, name, secs);
 }
 
 /*
