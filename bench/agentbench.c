@@ -322,7 +322,7 @@ static void feed_prog(struct bpfstash_agent *a, __u32 id, uint64_t addr, uint32_
 	uint16_t u16;
 	uint32_t u32;
 
-	h->type = 22;
+	h->type = BPFSTASH_PERF_RECORD_MMAP3;
 	h->size = 64 + 32 + 8;
 	memcpy(b + 8, &addr, 8);
 	memcpy(b + 16, &(uint64_t){ len }, 8);

@@ -44,6 +44,7 @@ if [ -f "$top/build/linux/.bpfstash-base" ]; then
 else
 	echo "SKIP deb.kconfig: build/linux is not prepared (make tree)"
 fi
+"$top/tests/abi/check.sh" || rc=1
 if [ -x "$top/scripts/check-fuzz.sh" ]; then
 	"$top/scripts/check-fuzz.sh" || rc=1
 fi

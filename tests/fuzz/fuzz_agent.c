@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (bpfstash_agent_open(&o, &a))
 		return 0;
 	for (i = 0; i < 64 && off + 2 <= size; i++) {
-		static const uint8_t types[] = { 22, PERF_RECORD_BPF_EVENT, PERF_RECORD_LOST, 1,
+		static const uint8_t types[] = { BPFSTASH_PERF_RECORD_MMAP3, PERF_RECORD_BPF_EVENT, PERF_RECORD_LOST, 1,
 						 PERF_RECORD_KSYMBOL };
 		size_t len = (size_t)data[off + 1] * 8;
 		struct perf_event_header *h;

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <linux/perf_event.h>
 
 #include "libbpfstash.h"
@@ -145,7 +147,7 @@ static void feed_mmap3(struct scene *sc, const struct bpfstash_entry *e, uint32_
 	memcpy(buf + 34, &u16, 2);
 	buf[36] = BPFSTASH_HASH_SIZE;
 	memcpy(buf + 40, bpfstash_entry_meta(e)->hash, BPFSTASH_HASH_SIZE);
-	feed_named(sc, buf, 22 /* PERF_RECORD_MMAP3 */, 64, bpfstash_entry_func_name(e, i), secs);
+	feed_named(sc, buf, BPFSTASH_PERF_RECORD_MMAP3, 64, bpfstash_entry_func_name(e, i), secs);
 }
 
 static void feed_prog(struct scene *sc, const struct bpfstash_entry *e, uint64_t secs)
@@ -407,7 +409,7 @@ static void feed_image(struct scene *sc, uint64_t addr, uint32_t len, uint32_t f
 		buf[36] = BPFSTASH_HASH_SIZE;
 		memcpy(buf + 40, hash, BPFSTASH_HASH_SIZE);
 	}
-	feed_named(sc, buf, 22 /* PERF_RECORD_MMAP3 */, 64, name, secs);
+	feed_named(sc, buf, BPFSTASH_PERF_RECORD_MMAP3, 64, name, secs);
 }
 
 static void expect_image(struct scene *sc, uint64_t addr, uint64_t secs, const char *name)
@@ -535,6 +537,69 @@ static void test_image_unload(void **state)
 }
 
 /* Records too short to parse are counted, never read past their end. */
+/*
+ * bpfstash_agent_attr() sets perf_event_attr::mmap3 where the kernel's
+ * bit-field has it: the last bit of the flags word, whichever end of the
+ * u64 that is in this ABI, and no other bit of the word than it sets by
+ * name (sample_id_all, bpf_event, watermark, use_clockid).
+ */
+static void test_attr(void **state)
+{
+	struct perf_event_attr attr, want;
+	union {
+		uint64_t word;
+		struct {
+			uint64_t named : 63, last : 1;
+		} bits;
+	} flags, top = { .bits.last = 1 };
+
+	bpfstash_agent_attr(&attr);
+	memset(&want, 0, sizeof(want));
+	want.sample_id_all = 1;
+	want.bpf_event = 1;
+	want.watermark = 1;
+	want.use_clockid = 1;
+	memcpy(&flags.word, (uint8_t *)&attr + offsetof(struct perf_event_attr, read_format) + 8, 8);
+	memcpy(&top.bits, (uint8_t *)&want + offsetof(struct perf_event_attr, read_format) + 8, 8);
+	top.bits.last = 1;
+	assert_true(flags.bits.last);
+	assert_int_equal(flags.word, top.word);
+	assert_int_equal(attr.size, sizeof(attr));
+	assert_int_equal(attr.sample_type, PERF_SAMPLE_TIME);
+}
+
+/*
+ * On a kernel without PERF_RECORD_MMAP3 (the host's, normally), opening
+ * the rings fails with -EOPNOTSUPP, told apart from other errors by
+ * opening the same events without the bit.
+ */
+static void test_no_mmap3(void **state)
+{
+	struct bpfstash_agent_opts o = { .sz = sizeof(o), .root = FIXTURES "/stash" };
+	struct perf_event_attr attr;
+	struct bpfstash_agent *a;
+	int fd, err;
+
+	if (bpfstash_kernel_supported() > 0)
+		skip();
+	bpfstash_agent_attr(&attr);
+	memcpy((uint8_t *)&attr + offsetof(struct perf_event_attr, read_format) + 8,
+	       &(uint64_t){ 0 }, 8);
+	attr.sample_id_all = 1;
+	attr.bpf_event = 1;
+	attr.use_clockid = 1;
+	fd = syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		print_message("SKIP: perf_event_open() without mmap3: %s\n", strerror(errno));
+		skip();
+	}
+	close(fd);
+	err = bpfstash_agent_open(&o, &a);
+	if (!err)
+		bpfstash_agent_close(a);
+	assert_int_equal(err, -EOPNOTSUPP);
+}
+
 static void test_bad_records(void **state)
 {
 	struct scene *sc = *state;
@@ -544,7 +609,7 @@ static void test_bad_records(void **state)
 	struct bpfstash_agent_opts o = { .sz = 4, .flags = BPFSTASH_AGENT_NO_RINGS };
 	struct bpfstash_agent *a;
 
-	h->type = 22;
+	h->type = BPFSTASH_PERF_RECORD_MMAP3;
 	h->size = 40;
 	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
 	h->type = PERF_RECORD_BPF_EVENT;
@@ -574,6 +639,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_images, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_image_unload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
+		cmocka_unit_test(test_attr),
+		cmocka_unit_test(test_no_mmap3),
 	};
 
 	return cmocka_run_group_tests_name("agent", tests, NULL, NULL);

@@ -177,9 +177,9 @@ int do_watch(int argc, char **argv)
 		if (err == -EACCES || err == -EPERM)
 			p_err("cannot open the perf events: %s (needs CAP_PERFMON, or "
 			      "kernel.perf_event_paranoid <= 1)", strerror(-err));
-		else if (err == -EINVAL)
-			p_err("cannot open the perf events: %s (the kernel has no "
-			      "PERF_RECORD_MMAP3?)", strerror(-err));
+		else if (err == -EOPNOTSUPP)
+			p_err("cannot open the perf events: this kernel has no "
+			      "PERF_RECORD_MMAP3");
 		else
 			p_err("cannot start watching: %s", errstr(err));
 		return EXIT_NOSTASH;

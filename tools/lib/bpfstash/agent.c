@@ -40,15 +40,7 @@
 
 #include "internal.h"
 
-/*
- * The record and the attr bit added by the kernel's PERF_RECORD_MMAP3
- * patch (include/uapi/linux/perf_event.h there): repeated here so that the
- * library builds against any distribution's headers.  They are ABI.
- */
-#define BST_PERF_RECORD_MMAP3		22
 #define BST_MMAP3_STASHED		(1U << 0)
-#define BST_ATTR_FLAGS_OFF		40	/* the u64 of bit fields */
-#define BST_ATTR_MMAP3_BIT		38	/* after sigtrap */
 
 struct bst_mmap3 {
 	struct perf_event_header header;
@@ -92,6 +84,8 @@ struct bst_lost {
 };
 
 static_assert(offsetof(struct perf_event_attr, read_format) + 8 == BST_ATTR_FLAGS_OFF,
+	      "perf_event_attr layout");
+static_assert(offsetof(struct perf_event_attr, wakeup_events) == BST_ATTR_FLAGS_OFF + 8,
 	      "perf_event_attr layout");
 static_assert(sizeof(struct bst_mmap3) == 64, "PERF_RECORD_MMAP3 layout");
 
@@ -1006,8 +1000,6 @@ int bpfstash_agent_poll(struct bpfstash_agent *a, int timeout_ms)
 
 void bpfstash_agent_attr(struct perf_event_attr *attr)
 {
-	uint64_t bits;
-
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
 	attr->type = PERF_TYPE_SOFTWARE;
@@ -1020,9 +1012,55 @@ void bpfstash_agent_attr(struct perf_event_attr *attr)
 	attr->wakeup_watermark = 1;
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_BOOTTIME;
-	memcpy(&bits, (uint8_t *)attr + BST_ATTR_FLAGS_OFF, sizeof(bits));
-	bits |= 1ull << BST_ATTR_MMAP3_BIT;
-	memcpy((uint8_t *)attr + BST_ATTR_FLAGS_OFF, &bits, sizeof(bits));
+	bst_attr_set_mmap3(attr, true);
+}
+
+/*
+ * Set or clear perf_event_attr::mmap3 by its name in the bit-field, as the
+ * kernel declares it (see struct bst_attr_flags): a shift would pick
+ * another bit where bit-fields fill from the top (big-endian ABIs).
+ */
+void bst_attr_set_mmap3(struct perf_event_attr *attr, bool on)
+{
+	struct bst_attr_flags flags;
+
+	memcpy(&flags, (uint8_t *)attr + BST_ATTR_FLAGS_OFF, sizeof(flags));
+	flags.mmap3 = on;
+	memcpy((uint8_t *)attr + BST_ATTR_FLAGS_OFF, &flags, sizeof(flags));
+}
+
+bool bst_attr_mmap3(const struct perf_event_attr *attr)
+{
+	struct bst_attr_flags flags;
+
+	memcpy(&flags, (const uint8_t *)attr + BST_ATTR_FLAGS_OFF, sizeof(flags));
+	return flags.mmap3;
+}
+
+static int perf_event_open(struct perf_event_attr *attr, int cpu)
+{
+	return syscall(SYS_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * perf_event_open() failed with @err on @cpu: if the attributes open
+ * without mmap3, this kernel has no PERF_RECORD_MMAP3 (it refuses an
+ * unknown bit with EINVAL, or E2BIG from a kernel whose attr is shorter
+ * than the caller's), and the answer is -EOPNOTSUPP; otherwise @err.
+ */
+static int no_mmap3(const struct perf_event_attr *attr, int cpu, int err)
+{
+	struct perf_event_attr probe = *attr;
+	int fd;
+
+	if (err != -EINVAL && err != -E2BIG)
+		return err;
+	bst_attr_set_mmap3(&probe, false);
+	fd = perf_event_open(&probe, cpu);
+	if (fd < 0)
+		return err;
+	close(fd);
+	return -EOPNOTSUPP;
 }
 
 static int open_rings(struct bpfstash_agent *a)
@@ -1049,11 +1087,11 @@ static int open_rings(struct bpfstash_agent *a)
 		struct bst_ring *r = &a->rings[a->nr_rings];
 		struct epoll_event ev = { .events = EPOLLIN };
 
-		r->fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		r->fd = perf_event_open(&attr, cpu);
 		if (r->fd < 0) {
-			if (errno == ENODEV || (errno == EINVAL && cpu > 0))
+			if (errno == ENODEV || (errno == EINVAL && a->nr_rings > 0))
 				continue;	/* an offline or absent CPU */
-			return -errno;
+			return no_mmap3(&attr, cpu, -errno);
 		}
 		r->data_size = pages * page;
 		r->base = mmap(NULL, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED,

@@ -36,6 +36,31 @@ struct bpfstash_entry {
 	struct btf *btf;
 };
 
+/*
+ * PERF_RECORD_MMAP3 and perf_event_attr::mmap3, as the bpfstash kernel's
+ * include/uapi/linux/perf_event.h declares them, repeated so that the
+ * library builds against any distribution's headers.  They are ABI: the
+ * number is the last of the kernel's record types (perf's own start at
+ * 64), the bit the last of the attr's bit-field word, both away from
+ * those mainline assigns in sequence (22 and the bits after sigtrap are
+ * the deferred callchain's there).  The bit is set by its name in this
+ * mirror of the word, never by a shift: the order in which bit-fields
+ * fill a word is the ABI's, and differs with the byte order.
+ * tests/abi/perf_abi.c checks both against the kernel's and mainline's.
+ */
+#define BST_PERF_RECORD_MMAP3	BPFSTASH_PERF_RECORD_MMAP3
+#define BST_ATTR_FLAGS_OFF	40	/* the u64 of bit-fields, after read_format */
+
+struct bst_attr_flags {
+	uint64_t	named		: 38,	/* disabled ... sigtrap, in 6.12 */
+			__reserved_1	: 25,
+			mmap3		:  1;
+};
+
+struct perf_event_attr;
+void bst_attr_set_mmap3(struct perf_event_attr *attr, bool on);
+bool bst_attr_mmap3(const struct perf_event_attr *attr);
+
 /* The largest funcs file: every record, and room for the names. */
 #define BST_FUNCS_MAX (BPFSTASH_MAX_FUNCS * (sizeof(struct bpfstash_func) + 512))
 

@@ -346,6 +346,14 @@ struct perf_event_attr;
 struct perf_event_header;
 struct bpfstash_agent;
 
+/*
+ * The type of PERF_RECORD_MMAP3, for agents with rings of their own that
+ * build against headers without it.  A kernel's <linux/perf_event.h> with
+ * bpfstash has the same number, and perf_event_attr::mmap3; with other
+ * headers, bpfstash_agent_attr() sets the bit.
+ */
+#define BPFSTASH_PERF_RECORD_MMAP3	63
+
 /* One function of a program, as MMAP3 (or the stash) gave it. */
 struct bpfstash_agent_func {
 	uint32_t index;		/* in the program: bpf_prog_info::jited_ksyms order */
@@ -418,7 +426,8 @@ struct bpfstash_agent_opts {
 /*
  * Open the rings (perf_event_open() needs what perf_allow_kernel() asks:
  * CAP_PERFMON, or perf_event_paranoid <= 1) and, with BPFSTASH_AGENT_SCAN,
- * index what the stash holds.  0 or -errno.
+ * index what the stash holds.  0 or -errno: -EOPNOTSUPP when the kernel
+ * has no PERF_RECORD_MMAP3 (it opens the same events without the bit).
  */
 int bpfstash_agent_open(const struct bpfstash_agent_opts *opts, struct bpfstash_agent **agent);
 void bpfstash_agent_close(struct bpfstash_agent *agent);
