@@ -50,6 +50,24 @@ static int write_file(const char *path, const char *val)
 	return n < 0 ? -errno : 0;
 }
 
+static long read_long(const char *path);
+
+/*
+ * Switch make-it-fail off for this task.  The write is itself an
+ * allocation that can fail while it is on: retried until it reads back 0,
+ * or a failure here would go on failing every test after this one (and
+ * the threads they start, which inherit it).
+ */
+static void make_it_fail_off(void)
+{
+	int i;
+
+	for (i = 0; i < 100000; i++)
+		if (!write_file("/proc/self/make-it-fail", "0") &&
+		    read_long("/proc/self/make-it-fail") == 0)
+			return;
+}
+
 static long read_long(const char *path)
 {
 	char buf[64] = "";
@@ -618,7 +636,7 @@ static void test_random_faults(void)
 			close(fd);
 		}
 	}
-	write_file("/proc/self/make-it-fail", "0");
+	make_it_fail_off();
 	/* Its process group: a bpfstash-gc it is running dies with it. */
 	kill(-deleter, SIGKILL);
 	kill(deleter, SIGKILL);
