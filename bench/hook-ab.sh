@@ -4,7 +4,7 @@
 # checkout's store and once with REV's, then the two binaries run in
 # turn N times each, so that both see the same host load.
 #
-#   bench/hook-ab.sh REV [N]        (N defaults to 20)
+#   bench/hook-ab.sh [--rev-bench] REV [N]        (N defaults to 20)
 #
 # REV's store files (kernel/bpf/stash*.c, the headers) are put into a
 # copy of build/linux made of hard links (build/linux-ab, removed after
@@ -12,7 +12,10 @@
 # touched.
 # Both builds run this checkout's benchmark (kernel/bpf/stash_bench_kunit.c)
 # and series of patches: REV must have the same patches/ as this checkout,
-# since only the store's own files are swapped.
+# since only the store's own files are swapped.  With --rev-bench, REV's
+# build takes REV's benchmark and REV's captured programs too (for a REV
+# of another entry format, whose benchmark reads its own fixtures), on
+# this checkout's patches: REV's store must build on them.
 #
 # Prints, per program, the median of the hook's cost beyond its hashing
 # over all runs and over the "idle" runs (those whose hashing was within
@@ -32,10 +35,12 @@ csv=$top/build/bench/results/hook-ab.csv
 die() { echo "hook-ab: $*" >&2; exit 1; }
 say() { echo "hook-ab: $*" >&2; }
 
+rev_bench=0
 case "${1:-}" in
 -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-"") die "usage: bench/hook-ab.sh REV [N] (see --help)" ;;
+--rev-bench) rev_bench=1; shift ;;
 esac
+[ -n "${1:-}" ] || die "usage: bench/hook-ab.sh [--rev-bench] REV [N] (see --help)"
 rev=$1
 runs=${2:-20}
 case "$runs" in
@@ -43,12 +48,17 @@ case "$runs" in
 esac
 git -C "$top" rev-parse --verify -q "$rev^{commit}" > /dev/null ||
 	die "'$rev' is not a commit of this repository"
-git -C "$top" diff --quiet "$rev" -- patches/ ||
-	die "$rev's patches/ differ from this checkout's; this A/B swaps only the store's own files"
+[ "$rev_bench" = 1 ] || git -C "$top" diff --quiet "$rev" -- patches/ ||
+	die "$rev's patches/ differ from this checkout's; this A/B swaps only the store's own files (see --rev-bench)"
 
 files="kernel/bpf/stash.c kernel/bpf/stash.h kernel/bpf/stash_blob.c
 kernel/bpf/stash_image.c kernel/bpf/stash_kunit.c include/linux/bpfstash.h
 include/uapi/linux/bpfstash.h include/trace/events/bpfstash.h"
+revprogs=$top/build/bench/hook-progs
+if [ "$rev_bench" = 1 ]; then
+	files="$files kernel/bpf/stash_bench_kunit.c kernel/bpf/stash_bench_progs.S"
+	revprogs=$top/build/bench/hook-progs-ab
+fi
 
 # This checkout's build: the ordinary benchmark, which also prepares
 # build/bench/hook-progs and checks that the tree builds.
@@ -70,13 +80,28 @@ for f in $files; do
 		git -C "$top" show "$rev:$f" > "$abtree/$f"
 	fi
 done
+# REV's programs, as hook-kunit.sh lays them out, from REV's fixtures.
+if [ "$rev_bench" = 1 ]; then
+	rm -rf "$revprogs" "$revprogs.fixtures"
+	mkdir -p "$revprogs" "$revprogs.fixtures"
+	git -C "$top" archive "$rev" tests/fixtures | tar -x -C "$revprogs.fixtures"
+	for p in .:tiny:trivial .:subprogs:subprogs bench:insns4096:insns4096 .:large:large \
+		 bench:many:funcs256; do
+		d=$revprogs.fixtures/tests/fixtures/${p%%:*}
+		name=${p#*:}
+		name=${name%%:*}
+		hash=$(awk -v n="$name" '$1 == n { print $2 }' "$d/manifest")
+		[ -n "$hash" ] || die "$rev has no captured $name in tests/fixtures/${p%%:*}"
+		ln -s "$d/stash/$hash" "$revprogs/${p##*:}"
+	done
+fi
 cc=gcc
 command -v ccache > /dev/null 2>&1 && cc="ccache gcc"
 say "building $rev's store with this benchmark into build/kunit-um-ab"
 mkdir -p "$old"
 (cd "$abtree" && python3 tools/testing/kunit/kunit.py build --arch=um \
 	--kunitconfig="$top/configs/kunit-bench.kunitconfig" \
-	--kconfig_add "CONFIG_BPFSTASH_KUNIT_BENCH_PROGS=\"$top/build/bench/hook-progs\"" \
+	--kconfig_add "CONFIG_BPFSTASH_KUNIT_BENCH_PROGS=\"$revprogs\"" \
 	--build_dir="$old" --jobs="${JOBS:-$(nproc)}" --make_options "CC=$cc") \
 	> "$old/build.log" 2>&1 ||
 	die "$rev's store does not build with this benchmark; see build/kunit-um-ab/build.log"
