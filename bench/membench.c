@@ -92,7 +92,7 @@ static long long entry_bytes(const char *name)
 		n = read(fd, &meta, sizeof(meta));
 		close(fd);
 	}
-	return n == sizeof(meta) ? (long long)meta.bytes : -1;
+	return n == sizeof(meta) ? (long long)meta.bytes : -1;	/* little-endian, as the host */
 }
 
 /*

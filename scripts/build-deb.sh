@@ -4,7 +4,7 @@
 #
 #   linux-image-<version>-bpfstash   the patched kernel (make bindeb-pkg),
 #                                    and its linux-headers and linux-libc-dev
-#   libbpfstash0, libbpfstash-dev,   debian/ of this repository (debhelper)
+#   libbpfstash1, libbpfstash-dev,   debian/ of this repository (debhelper)
 #   bpfstash-tools
 #   bpfstash-perf                    the patched perf as /usr/bin/perf-bpfstash,
 #                                    beside Debian's linux-perf (packaging/perf/)
@@ -57,7 +57,7 @@ version() { sed -n 's/^bpfstash (\([^)]*\)).*/\1/p' "$top/debian/changelog" | he
 tools() {
 	local src=$out/src/bpfstash-$(version) t0
 	t0=$(date +%s)
-	say "bpfstash $(version): libbpfstash0, libbpfstash-dev, bpfstash-tools (dpkg-buildpackage)"
+	say "bpfstash $(version): libbpfstash1, libbpfstash-dev, bpfstash-tools (dpkg-buildpackage)"
 	rm -rf "$out/src"
 	mkdir -p "$src"
 	(cd "$top" && git ls-files -co --exclude-standard | grep -v '^build/' |
@@ -70,7 +70,7 @@ tools() {
 	rm -f "$out"/libbpfstash*.deb "$out"/bpfstash-tools*.deb
 	mv "$out"/src/*.deb "$out/"
 	mv "$out"/src/*.buildinfo "$out"/src/*.changes "$out/" 2>/dev/null || true
-	lint bpfstash "$out"/libbpfstash0_*.deb "$out"/libbpfstash-dev_*.deb "$out"/bpfstash-tools_*.deb
+	lint bpfstash "$out"/libbpfstash1_*.deb "$out"/libbpfstash-dev_*.deb "$out"/bpfstash-tools_*.deb
 	say "tools: $(($(date +%s) - t0)) s"
 }
 

@@ -8,7 +8,7 @@
 #      from this machine's own apt sources, and apt installs the packages
 #      into it (their dependencies come from the archive): the kernel
 #      (linux-image-*-bpfstash, of the bench configuration or of Debian's),
-#      libbpfstash0, bpfstash-tools, bpfstash-perf.  The test's own files go
+#      libbpfstash1, bpfstash-tools, bpfstash-perf.  The test's own files go
 #      into it too (tests/deb/install-check.sh, a BPF workload); nothing of
 #      the host is shared with it.
 #   2. The system becomes an ext4 disk (mkfs.ext4 -d, no loop mount).
@@ -45,7 +45,7 @@ fail() { echo "FAIL deb.$1: $2"; }
 say() { echo "check-deb: $*" >&2; }
 
 image=$(ls "$deb"/linux-image-*-bpfstash_*"bpfstash.$kernel"_amd64.deb 2>/dev/null | grep -v dbg | head -n 1)
-pkgs=("$deb"/libbpfstash0_*.deb "$deb"/bpfstash-tools_*.deb "$deb"/bpfstash-perf_*.deb)
+pkgs=("$deb"/libbpfstash1_*.deb "$deb"/bpfstash-tools_*.deb "$deb"/bpfstash-perf_*.deb)
 for p in "$image" "${pkgs[@]}"; do
 	if [ ! -f "$p" ]; then
 		fail setup "no package ${p:-linux-image-*-bpfstash (bpfstash.$kernel)} in build/deb (make deb)"
@@ -98,7 +98,7 @@ if ! mmdebstrap --variant=minbase --include="$include" \
 	exit 1
 fi
 installed=$(chroot "$root" dpkg-query -W -f '${Package} ${Version}\n' \
-	'linux-image-*' libbpfstash0 bpfstash-tools bpfstash-perf 2>/dev/null | tr '\n' ',')
+	'linux-image-*' libbpfstash1 bpfstash-tools bpfstash-perf 2>/dev/null | tr '\n' ',')
 say "system: $(du -sm "$root" | cut -f1) MB, $(chroot "$root" dpkg-query -W | wc -l) packages, \
 installed by apt: $installed $(($(date +%s) - t0)) s"
 echo "  deb.image: $(($(date +%s) - t0)) s, $installed"

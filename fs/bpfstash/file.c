@@ -102,7 +102,7 @@ static ssize_t bpfstash_meta_read(struct file *file, char __user *buf, size_t co
 
 	if (!bpf_dump_raw_ok(file->f_cred))
 		return -EPERM;
-	bpfstash_entry_state(e, &m);
+	bpfstash_entry_meta(e, &m);
 	return simple_read_from_buffer(buf, count, ppos, &m, sizeof(m));
 }
 
@@ -130,6 +130,15 @@ static const struct file_operations bpfstash_meta_fops = {
 
 /* Text files: seq_file over the entry, which the inode keeps alive. */
 
+/*
+ * A field of the struct bpf_line_info and bpf_func_info records an entry
+ * holds: little-endian, as every record of an entry.
+ */
+static u32 bpfstash_le32(u32 v)
+{
+	return le32_to_cpu((__force __le32)v);
+}
+
 static const struct bpfstash_func *bpfstash_func_rec(const struct bpfstash_entry *e, u32 i)
 {
 	u32 len;
@@ -143,11 +152,12 @@ static void bpfstash_print_func_name(struct seq_file *m, const struct bpfstash_e
 				     u32 i)
 {
 	const struct bpfstash_content *c = bpfstash_entry_content(e);
-	u32 off = c->nr_funcs * sizeof(struct bpfstash_func) + bpfstash_func_rec(e, i)->name_off;
+	u32 off = le32_to_cpu(c->nr_funcs) * sizeof(struct bpfstash_func) +
+		  le32_to_cpu(bpfstash_func_rec(e, i)->name_off);
 	u32 len;
 	size_t n;
 
-	while (off < c->funcs_size) {
+	while (off < le32_to_cpu(c->funcs_size)) {
 		const char *p = bpfstash_entry_at(e, BPFSTASH_DATA_FUNCS, off, &len);
 
 		n = strnlen(p, len);
@@ -204,14 +214,14 @@ static void bpfstash_image_show(struct seq_file *m, const struct bpfstash_entry 
 	const struct bpfstash_call *call;
 
 	seq_printf(m, "%-16s ", "image");
-	bpfstash_show_name(m, images, ARRAY_SIZE(images), c->expected_attach_type);
+	bpfstash_show_name(m, images, ARRAY_SIZE(images), le32_to_cpu(c->image_kind));
 	seq_putc(m, '\n');
 	/* Records are 64 bytes: they never straddle two pieces. */
 	for (off = 0; off + sizeof(*call) <= size; off += sizeof(*call)) {
 		call = bpfstash_entry_at(e, BPFSTASH_DATA_CALLS, off, &len);
 		seq_printf(m, "%-16s ", "call");
-		bpfstash_show_name(m, kinds, ARRAY_SIZE(kinds), call->kind);
-		seq_printf(m, " prog_id %u tag %*phN entry ", call->prog_id,
+		bpfstash_show_name(m, kinds, ARRAY_SIZE(kinds), le32_to_cpu(call->kind));
+		seq_printf(m, " prog_id %u tag %*phN entry ", le32_to_cpu(call->prog_id),
 			   BPFSTASH_TAG_SIZE, call->tag);
 		if (memcmp(call->hash, none, sizeof(none)))
 			seq_printf(m, "%*phN", BPFSTASH_HASH_SIZE, call->hash);
@@ -225,35 +235,43 @@ static int bpfstash_info_show(struct seq_file *m, void *v)
 {
 	const struct bpfstash_entry *e = m->private;
 	const struct bpfstash_content *c = bpfstash_entry_content(e);
-	struct bpfstash_meta meta;
+	const char *attach = bpfstash_entry_attach_name(e);
+	struct bpfstash_state st;
 
-	bpfstash_entry_state(e, &meta);
-	seq_printf(m, "%-16s %*phN\n", "hash", BPFSTASH_HASH_SIZE, meta.hash);
+	bpfstash_entry_state(e, &st);
+	seq_printf(m, "%-16s %*phN\n", "hash", BPFSTASH_HASH_SIZE, bpfstash_entry_hash(e));
 	seq_printf(m, "%-16s %.*s\n", "name", BPFSTASH_NAME_LEN, c->name);
-	seq_printf(m, "%-16s %u\n", "prog_id", meta.prog_id);
-	seq_printf(m, "%-16s %u\n", "prog_type", c->prog_type);
+	seq_printf(m, "%-16s %u\n", "prog_id", st.prog_id);
+	seq_printf(m, "%-16s %u\n", "prog_type", le32_to_cpu(c->prog_type));
 	seq_printf(m, "%-16s %*phN\n", "tag", BPFSTASH_TAG_SIZE, c->tag);
-	seq_printf(m, "%-16s %s\n", "state", meta.flags & BPFSTASH_META_LOADED ?
+	seq_printf(m, "%-16s %s\n", "state", st.flags & BPFSTASH_META_LOADED ?
 		   "loaded" : "unloaded");
-	bpfstash_print_time(m, "load_time", meta.load_time_real, meta.load_time);
-	bpfstash_print_time(m, "unload_time", meta.unload_time_real, meta.unload_time);
-	seq_printf(m, "%-16s %u\n", "uid", meta.uid);
-	seq_printf(m, "%-16s %u\n", "functions", c->nr_funcs);
-	seq_printf(m, "%-16s %u\n", "jited_bytes", c->jited_len);
-	seq_printf(m, "%-16s %u\n", "xlated_bytes", c->xlated_len);
-	seq_printf(m, "%-16s %u\n", "verified_insns", c->verified_insns);
-	seq_printf(m, "%-16s %u\n", "line_info", c->nr_line_info);
-	seq_printf(m, "%-16s %u\n", "jited_line_info", c->nr_jited_line_info);
-	seq_printf(m, "%-16s %u\n", "func_info", c->nr_func_info);
-	seq_printf(m, "%-16s %u\n", "btf_id", meta.btf_id);
-	seq_printf(m, "%-16s %u\n", "btf_bytes", c->btf_size);
-	seq_printf(m, "%-16s %u\n", "gpl_compatible", c->gpl_compatible);
-	seq_printf(m, "%-16s %u\n", "expected_attach", c->expected_attach_type);
+	bpfstash_print_time(m, "load_time", st.load_time_real, st.load_time);
+	bpfstash_print_time(m, "unload_time", st.unload_time_real, st.unload_time);
+	seq_printf(m, "%-16s %u\n", "uid", st.uid);
+	if (st.loader_tgid)
+		seq_printf(m, "%-16s pid %u comm %.*s cgroup %llu\n", "loader", st.loader_tgid,
+			   BPFSTASH_COMM_LEN, st.loader_comm, st.loader_cgroup_id);
+	else
+		seq_printf(m, "%-16s -\n", "loader");
+	seq_printf(m, "%-16s %pU\n", "boot_id", bpfstash_boot_id());
+	seq_printf(m, "%-16s %u\n", "functions", le32_to_cpu(c->nr_funcs));
+	seq_printf(m, "%-16s %u\n", "jited_bytes", le32_to_cpu(c->jited_len));
+	seq_printf(m, "%-16s %u\n", "pokes", le32_to_cpu(c->nr_pokes));
+	seq_printf(m, "%-16s %u\n", "xlated_bytes", le32_to_cpu(c->xlated_len));
+	seq_printf(m, "%-16s %u\n", "verified_insns", le32_to_cpu(c->verified_insns));
+	seq_printf(m, "%-16s %u\n", "line_info", le32_to_cpu(c->nr_line_info));
+	seq_printf(m, "%-16s %u\n", "jited_line_info", le32_to_cpu(c->nr_jited_line_info));
+	seq_printf(m, "%-16s %u\n", "func_info", le32_to_cpu(c->nr_func_info));
+	seq_printf(m, "%-16s %u\n", "btf_id", st.btf_id);
+	seq_printf(m, "%-16s %u\n", "btf_bytes", le32_to_cpu(c->btf_size));
+	seq_printf(m, "%-16s %u\n", "gpl_compatible", le32_to_cpu(c->gpl_compatible));
+	seq_printf(m, "%-16s %u\n", "expected_attach", le32_to_cpu(c->expected_attach_type));
 	seq_printf(m, "%-16s %s (btf_id %u, btf obj %u)\n", "attach_target",
-		   meta.attach_func_name[0] ? meta.attach_func_name : "-",
-		   c->attach_btf_id, meta.attach_btf_obj_id);
-	seq_printf(m, "%-16s %llu\n", "bytes", meta.bytes);
-	if (c->prog_type == BPF_PROG_TYPE_UNSPEC)
+		   attach[0] ? attach : "-", le32_to_cpu(c->attach_btf_id),
+		   st.attach_btf_obj_id);
+	seq_printf(m, "%-16s %llu\n", "bytes", st.bytes);
+	if (c->image_kind)
 		bpfstash_image_show(m, e, c);
 	return 0;
 }
@@ -265,10 +283,11 @@ static int bpfstash_functions_show(struct seq_file *m, void *v)
 	u32 i;
 
 	seq_puts(m, "# idx start            end              size  tag              name\n");
-	for (i = 0; i < bpfstash_entry_content(e)->nr_funcs; i++) {
+	for (i = 0; i < le32_to_cpu(bpfstash_entry_content(e)->nr_funcs); i++) {
 		f = bpfstash_func_rec(e, i);
-		seq_printf(m, "%5u %016llx %016llx %5u %*phN ", i, f->addr,
-			   f->addr + f->len, f->len, BPFSTASH_TAG_SIZE, f->tag);
+		seq_printf(m, "%5u %016llx %016llx %5u %*phN ", i, le64_to_cpu(f->addr),
+			   le64_to_cpu(f->addr) + le32_to_cpu(f->len), le32_to_cpu(f->len),
+			   BPFSTASH_TAG_SIZE, f->tag);
 		bpfstash_print_func_name(m, e, i);
 		seq_putc(m, '\n');
 	}
@@ -341,7 +360,7 @@ static void *bpfstash_lines_start(struct seq_file *m, loff_t *pos)
 	/* Records are 1-based positions, shifted past SEQ_START_TOKEN. */
 	if (*pos == 0)
 		return SEQ_START_TOKEN;
-	if (*pos > bpfstash_entry_content(e)->nr_line_info)
+	if (*pos > le32_to_cpu(bpfstash_entry_content(e)->nr_line_info))
 		return NULL;
 	return (void *)(uintptr_t)(*pos + 1);
 }
@@ -376,18 +395,21 @@ static int bpfstash_lines_show(struct seq_file *m, void *v)
 	if (i < bpfstash_entry_size(e, BPFSTASH_DATA_JITED_LINE_INFO) / sizeof(*jl))
 		jl = bpfstash_entry_at(e, BPFSTASH_DATA_JITED_LINE_INFO, i * sizeof(*jl), &len);
 
-	if (jl && i < c->nr_jited_line_info && jl->func < c->nr_funcs) {
-		seq_printf(m, "%016llx ", bpfstash_func_rec(e, jl->func)->addr + jl->off);
-		bpfstash_print_func_name(m, e, jl->func);
-		seq_printf(m, "+0x%x", jl->off);
+	if (jl && i < le32_to_cpu(c->nr_jited_line_info) &&
+	    le32_to_cpu(jl->func) < le32_to_cpu(c->nr_funcs)) {
+		u32 func = le32_to_cpu(jl->func), off = le32_to_cpu(jl->off);
+
+		seq_printf(m, "%016llx ", le64_to_cpu(bpfstash_func_rec(e, func)->addr) + off);
+		bpfstash_print_func_name(m, e, func);
+		seq_printf(m, "+0x%x", off);
 	} else {
-		seq_printf(m, "%-16s insn %u", "-", li->insn_off);
+		seq_printf(m, "%-16s insn %u", "-", bpfstash_le32(li->insn_off));
 	}
-	src = bpfstash_btf_str(l->strs, l->strs_len, li->line_off);
+	src = bpfstash_btf_str(l->strs, l->strs_len, bpfstash_le32(li->line_off));
 	seq_printf(m, "\t%s:%u:%u\t%s\n",
-		   bpfstash_btf_str(l->strs, l->strs_len, li->file_name_off),
-		   BPF_LINE_INFO_LINE_NUM(li->line_col),
-		   BPF_LINE_INFO_LINE_COL(li->line_col), skip_spaces(src));
+		   bpfstash_btf_str(l->strs, l->strs_len, bpfstash_le32(li->file_name_off)),
+		   BPF_LINE_INFO_LINE_NUM(bpfstash_le32(li->line_col)),
+		   BPF_LINE_INFO_LINE_COL(bpfstash_le32(li->line_col)), skip_spaces(src));
 	return 0;
 }
 
@@ -483,6 +505,8 @@ const struct bpfstash_file bpfstash_files[] = {
 	{ "functions",		&bpfstash_functions_fops },
 	{ "lines",		&bpfstash_lines_fops },
 	{ "calls",		&bpfstash_data_fops,	bpfstash_data_size, BPFSTASH_DATA_CALLS,
+				.optional = true },
+	{ "pokes",		&bpfstash_data_fops,	bpfstash_data_size, BPFSTASH_DATA_POKES,
 				.optional = true },
 };
 

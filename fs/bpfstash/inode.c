@@ -261,15 +261,22 @@ static umode_t bpfstash_entry_mode(struct super_block *sb, umode_t type)
 	return type | mode;
 }
 
+/*
+ * The times of an entry's inodes, and the size of its directory: mtime
+ * loaded, ctime unloaded (or loaded), atime last opened; the directory's
+ * size is the entry's share of the store's memory, so that du(1) of the
+ * stash adds up to the "bytes" of stats.
+ */
 static void bpfstash_entry_times(struct inode *inode, const struct bpfstash_entry *e)
 {
-	struct bpfstash_meta m;
+	struct bpfstash_state st;
 
-	bpfstash_entry_state(e, &m);
-	/* mtime: loaded; ctime: unloaded (or loaded); atime: last opened. */
-	inode_set_mtime_to_ts(inode, ns_to_timespec64(m.load_time_real));
-	inode_set_ctime_to_ts(inode, ns_to_timespec64(m.unload_time_real ?: m.load_time_real));
+	bpfstash_entry_state(e, &st);
+	inode_set_mtime_to_ts(inode, ns_to_timespec64(st.load_time_real));
+	inode_set_ctime_to_ts(inode, ns_to_timespec64(st.unload_time_real ?: st.load_time_real));
 	inode_set_atime_to_ts(inode, ns_to_timespec64(bpfstash_entry_last_access(e)));
+	if (S_ISDIR(inode->i_mode))
+		i_size_write(inode, st.bytes);
 }
 
 static int bpfstash_entry_getattr(struct mnt_idmap *idmap, const struct path *path,
@@ -387,7 +394,6 @@ static struct dentry *bpfstash_root_lookup(struct inode *dir, struct dentry *den
 	struct super_block *sb = dir->i_sb;
 	u8 hash[BPFSTASH_HASH_SIZE];
 	struct bpfstash_entry *e;
-	struct bpfstash_meta m;
 	struct inode *inode;
 
 	if (dentry->d_name.len == 5 && !memcmp(dentry->d_name.name, "stats", 5)) {
@@ -425,8 +431,6 @@ static struct dentry *bpfstash_root_lookup(struct inode *dir, struct dentry *den
 	inode->i_private = e;		/* the lookup's reference */
 	inode->i_op = &bpfstash_entry_dir_iops;
 	inode->i_fop = &bpfstash_entry_dir_fops;
-	bpfstash_entry_state(e, &m);
-	inode->i_size = m.bytes;	/* what the entry holds, as du(1) should say */
 	set_nlink(inode, 2);
 	bpfstash_entry_times(inode, e);
 	return d_splice_alias(inode, dentry);

@@ -29,8 +29,29 @@ enum bpfstash_data {
 	BPFSTASH_DATA_FUNC_INFO,
 	BPFSTASH_DATA_BTF,
 	BPFSTASH_DATA_CALLS,
+	BPFSTASH_DATA_POKES,
 	BPFSTASH_DATA_FUNCS,
 	BPFSTASH_NR_DATA,
+};
+
+/*
+ * The state of an entry: what its meta file holds besides the content and
+ * the name (struct bpfstash_meta), in the CPU's byte order.
+ */
+struct bpfstash_state {
+	u32 flags;		/* BPFSTASH_META_* */
+	u32 prog_id;
+	u32 uid;
+	u32 btf_id;
+	u32 attach_btf_obj_id;
+	u32 loader_tgid;
+	u64 load_time;
+	u64 load_time_real;
+	u64 unload_time;
+	u64 unload_time_real;
+	u64 loader_cgroup_id;
+	u64 bytes;		/* the entry's share of the store's memory */
+	char loader_comm[BPFSTASH_COMM_LEN];
 };
 
 /* Limits and counters, as the "stats" file shows them. */
@@ -98,7 +119,10 @@ bool bpfstash_entry_stored(const struct bpfstash_entry *e);
 u32 bpfstash_entry_index(const struct bpfstash_entry *e);
 const u8 *bpfstash_entry_hash(const struct bpfstash_entry *e);
 const struct bpfstash_content *bpfstash_entry_content(const struct bpfstash_entry *e);
-void bpfstash_entry_state(const struct bpfstash_entry *e, struct bpfstash_meta *m);
+void bpfstash_entry_state(const struct bpfstash_entry *e, struct bpfstash_state *st);
+void bpfstash_entry_meta(const struct bpfstash_entry *e, struct bpfstash_meta *m);
+const char *bpfstash_entry_attach_name(const struct bpfstash_entry *e);
+const u8 *bpfstash_boot_id(void);
 u32 bpfstash_entry_size(const struct bpfstash_entry *e, enum bpfstash_data d);
 const void *bpfstash_entry_at(const struct bpfstash_entry *e, enum bpfstash_data d,
 			      u32 off, u32 *len);

@@ -55,9 +55,12 @@
  * bpfstash_store.lock -> bpfstash_store.state, prog_idr_lock.
  */
 #include <linux/bpf.h>
+#include <linux/bpf_verifier.h>
 #include <linux/bpfstash.h>
 #include <linux/btf.h>
+#include <linux/cgroup.h>
 #include <linux/cred.h>
+#include <linux/elf.h>
 #include <linux/error-injection.h>
 #include <linux/filter.h>
 #include <linux/init.h>
@@ -67,8 +70,10 @@
 #include <linux/overflow.h>
 #include <linux/perf_event.h>
 #include <linux/prefetch.h>
+#include <linux/random.h>
 #include <linux/rhashtable.h>
 #include <linux/seqlock.h>
+#include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -107,7 +112,7 @@ static u32 bpfstash_default_max_entries = BPFSTASH_DEFAULT_MAX_ENTRIES;
 
 static const struct rhashtable_params bpfstash_entry_params = {
 	.key_len	= BPFSTASH_HASH_SIZE,
-	.key_offset	= offsetof(struct bpfstash_entry, meta.hash),
+	.key_offset	= offsetof(struct bpfstash_entry, hash),
 	.head_offset	= offsetof(struct bpfstash_entry, node),
 	.min_size	= BPFSTASH_TABLE_MIN_SIZE,
 	.automatic_shrinking = true,
@@ -116,7 +121,8 @@ static const struct rhashtable_params bpfstash_entry_params = {
 /* Where byte @off of @e's funcs file is, and in @len how far it is contiguous. */
 static const void *bpfstash_funcs_at(const struct bpfstash_entry *e, u32 off, u32 *len)
 {
-	return bpfstash_piece(e->funcs, e->funcs_segs, e->meta.content.funcs_size, off, len);
+	return bpfstash_piece(e->funcs, e->funcs_segs, le32_to_cpu(e->content.funcs_size), off,
+			      len);
 }
 
 /*
@@ -167,7 +173,7 @@ static size_t bpfstash_funcs_cost(u32 size)
 static u64 bpfstash_entry_bytes(const struct bpfstash_entry *e)
 {
 	return kmem_cache_size(bpfstash_entry_cache) +
-	       bpfstash_funcs_cost(e->meta.content.funcs_size);
+	       bpfstash_funcs_cost(le32_to_cpu(e->content.funcs_size));
 }
 
 /*
@@ -431,6 +437,150 @@ static void bpfstash_prog_sizes(const struct bpf_prog *prog, struct bpfstash_siz
 }
 
 /*
+ * The bytes of a function's code that bpf_arch_text_poke() rewrites while
+ * the program lives, as the JIT emitted them.  On x86-64: the 5-byte nop
+ * at the function's entry (after ENDBR), where a trampoline attaching to
+ * the function puts its call, and for each direct tail call the jump past
+ * the call (while the slot is empty) and the nop that becomes a jump to
+ * its target (emit_prologue(), emit_bpf_tail_call_direct(),
+ * bpf_arch_poke_desc_update()).  The entry holds them as emitted, never
+ * as the copy caught them (a poke in flight has an int3 in its first
+ * byte), and says where they are: the entry's in each funcs record, the
+ * tail calls' in the pokes file.
+ */
+#define BPFSTASH_POKE_LEN	5
+
+static const u8 bpfstash_nop5[BPFSTASH_POKE_LEN] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+static const u8 bpfstash_endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+/* Where function @f's entry patch site is, or -1 where it has none. */
+static int bpfstash_entry_poke(const struct bpf_prog *f)
+{
+	u32 off = 0;
+
+	if (!IS_ENABLED(CONFIG_X86_64))
+		return -1;
+	if (f->jited_len >= sizeof(bpfstash_endbr64) + BPFSTASH_POKE_LEN &&
+	    !memcmp(f->bpf_func, bpfstash_endbr64, sizeof(bpfstash_endbr64)))
+		off = sizeof(bpfstash_endbr64);
+	return f->jited_len >= off + BPFSTASH_POKE_LEN ? off : -1;
+}
+
+/*
+ * Write function @f's image to @w with its entry patch site at @entry
+ * (-1: none) as emitted.
+ */
+static void bpfstash_write_func_image(struct bpfstash_writer *w, const struct bpf_prog *f,
+				      int entry)
+{
+	const u8 *src = (const u8 *)f->bpf_func;
+
+	if (entry < 0) {
+		bpfstash_write_image(w, src, f->jited_len);
+		return;
+	}
+	if (entry)
+		bpfstash_write(w, src, entry);
+	bpfstash_write(w, bpfstash_nop5, BPFSTASH_POKE_LEN);
+	bpfstash_write_image(w, src + entry + BPFSTASH_POKE_LEN,
+			     f->jited_len - entry - BPFSTASH_POKE_LEN);
+}
+
+/* Whether @poke is a direct tail call in function @i of @prog. */
+static bool bpfstash_poke_in(const struct bpf_prog *prog, u32 i,
+			     const struct bpf_jit_poke_descriptor *poke)
+{
+	if (poke->reason != BPF_POKE_REASON_TAIL_CALL)
+		return false;
+	/* jit_subprogs() gives each its function's aux; alone, it has none. */
+	if (prog->aux->func_cnt)
+		return poke->aux == prog->aux->func[i]->aux;
+	return !poke->aux || poke->aux == prog->aux;
+}
+
+static void bpfstash_put_poke(struct bpfstash_poke *rec, struct bpfstash_blob *image,
+			      u32 func_off, u32 i, u32 off, u32 kind, const u8 *bytes)
+{
+	*rec = (struct bpfstash_poke){
+		.func = cpu_to_le32(i),
+		.off = cpu_to_le32(off),
+		.len = cpu_to_le32(BPFSTASH_POKE_LEN),
+		.kind = cpu_to_le32(kind),
+	};
+	bpfstash_blob_write(image, func_off + off, bytes, BPFSTASH_POKE_LEN);
+}
+
+/*
+ * Write the direct tail calls' sites of function @i, at @func_off in
+ * @image, as the JIT emitted them, and their records from @recs on.
+ * Returns the number of records.
+ */
+static u32 bpfstash_func_pokes(const struct bpf_prog *prog, u32 i, struct bpfstash_blob *image,
+			       u32 func_off, struct bpfstash_poke *recs)
+{
+	const struct bpf_prog *f = bpfstash_func(prog, i);
+	unsigned long lo = (unsigned long)f->bpf_func;
+	u8 jmp[BPFSTASH_POKE_LEN];
+	u32 n = 0, j;
+
+	for (j = 0; j < prog->aux->size_poke_tab; j++) {
+		const struct bpf_jit_poke_descriptor *poke = &prog->aux->poke_tab[j];
+		unsigned long bypass = (unsigned long)poke->tailcall_bypass;
+		unsigned long target = (unsigned long)poke->tailcall_target;
+
+		if (!bpfstash_poke_in(prog, i, poke))
+			continue;
+		if (WARN_ON_ONCE(bypass < lo || bypass - lo > f->jited_len - BPFSTASH_POKE_LEN ||
+				 target < lo || target - lo > f->jited_len - BPFSTASH_POKE_LEN))
+			continue;
+		/* jmp rel32, to just past the target's site */
+		jmp[0] = 0xe9;
+		put_unaligned_le32(target - bypass, jmp + 1);
+		bpfstash_put_poke(&recs[n++], image, func_off, i, bypass - lo,
+				  BPFSTASH_POKE_TAIL_CALL_BYPASS, jmp);
+		bpfstash_put_poke(&recs[n++], image, func_off, i, target - lo,
+				  BPFSTASH_POKE_TAIL_CALL, bpfstash_nop5);
+	}
+	return n;
+}
+
+/* Programs of up to this many tail calls' sites build their records on the stack. */
+#define BPFSTASH_POKES_ON_STACK	8
+
+/*
+ * Write the direct tail calls' sites of @prog's image, already copied into
+ * @e's jited blob, as emitted, and make its pokes blob.  Before the image
+ * is hashed; nothing to do for a program without direct tail calls.
+ */
+static int bpfstash_snapshot_pokes(const struct bpf_prog *prog, u32 nr_funcs,
+				   struct bpfstash_entry *e, struct bpfstash_hash_acct *acct)
+{
+	struct bpfstash_poke few[BPFSTASH_POKES_ON_STACK], *recs = few;
+	u32 max = 2 * prog->aux->size_poke_tab, n = 0, i, off = 0;
+	struct bpfstash_blob *b;
+
+	if (!IS_ENABLED(CONFIG_X86_64) || !max)
+		return 0;
+	if (max > ARRAY_SIZE(few)) {
+		recs = kmalloc_array(max, sizeof(*recs), BPFSTASH_GFP);
+		if (!recs)
+			return -ENOMEM;
+	}
+	for (i = 0; i < nr_funcs; i++) {
+		n += bpfstash_func_pokes(prog, i, e->blobs[BPFSTASH_BLOB_JITED], off, recs + n);
+		off += bpfstash_func(prog, i)->jited_len;
+	}
+	e->content.nr_pokes = cpu_to_le32(n);
+	b = bpfstash_blob_new(recs, n * sizeof(*recs), &bpfstash_store.blob_dedup, acct);
+	if (recs != few)
+		kfree(recs);
+	if (IS_ERR(b))
+		return PTR_ERR(b);
+	e->blobs[BPFSTASH_BLOB_POKES] = b;
+	return 0;
+}
+
+/*
  * Build the "funcs" file (one struct bpfstash_func per function, then the
  * names, then zeroes to a multiple of 8 bytes) and the image (the
  * functions back to back: they are not contiguous) in one walk over the
@@ -452,7 +602,7 @@ static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
 	err = bpfstash_funcs_alloc(e, sz->funcs);
 	if (err)
 		return err;
-	e->meta.content.funcs_size = sz->funcs;
+	e->content.funcs_size = cpu_to_le32(sz->funcs);
 	b = bpfstash_blob_alloc(sz->jited);
 	if (!b)
 		return -ENOMEM;
@@ -468,27 +618,31 @@ static int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
 		/* prog_tags[] holds each subprogram's own tag. */
 		const u8 *tag = prog->aux->func_cnt ? prog->aux->func[i]->tag : prog->tag;
 		struct bpfstash_func *r = bpfstash_write_place(&recs, sizeof(*r));
+		int entry = bpfstash_entry_poke(f);
 
 		if (likely(r)) {
-			r->addr = (unsigned long)f->bpf_func;
-			r->len = f->jited_len;
-			r->offset = offset;
-			r->name_off = name_off;
-			r->__reserved = 0;
+			r->addr = cpu_to_le64((unsigned long)f->bpf_func);
+			r->len = cpu_to_le32(f->jited_len);
+			r->offset = cpu_to_le32(offset);
+			r->name_off = cpu_to_le32(name_off);
+			r->entry_poke_off = cpu_to_le16(entry < 0 ? 0 : entry);
+			r->entry_poke_len = cpu_to_le16(entry < 0 ? 0 : BPFSTASH_POKE_LEN);
 			memcpy(r->tag, tag, BPFSTASH_TAG_SIZE);
 		} else {
 			struct bpfstash_func rec = {
-				.addr = (unsigned long)f->bpf_func,
-				.len = f->jited_len,
-				.offset = offset,
-				.name_off = name_off,
+				.addr = cpu_to_le64((unsigned long)f->bpf_func),
+				.len = cpu_to_le32(f->jited_len),
+				.offset = cpu_to_le32(offset),
+				.name_off = cpu_to_le32(name_off),
+				.entry_poke_off = cpu_to_le16(entry < 0 ? 0 : entry),
+				.entry_poke_len = cpu_to_le16(entry < 0 ? 0 : BPFSTASH_POKE_LEN),
 			};
 
 			memcpy(rec.tag, tag, BPFSTASH_TAG_SIZE);
 			bpfstash_write(&recs, &rec, sizeof(rec));
 		}
 		name_off += bpfstash_write_name(&names, f->aux->ksym.name);
-		bpfstash_write_image(&image, (const u8 *)f->bpf_func, f->jited_len);
+		bpfstash_write_func_image(&image, f, entry);
 		spans[i] = (struct bpfstash_span){
 			.lo = (unsigned long)f->bpf_func,
 			.len = f->jited_len,
@@ -509,7 +663,7 @@ static u32 bpfstash_next_func_line(const struct bpfstash_lines *l, u32 f)
 /* A struct bpfstash_jited_line as one word, in memory order. */
 static __always_inline u64 bpfstash_jited_line_word(u32 func, u32 off)
 {
-	struct bpfstash_jited_line l = { .func = func, .off = off };
+	struct bpfstash_jited_line l = { .func = cpu_to_le32(func), .off = cpu_to_le32(off) };
 	u64 word;
 
 	BUILD_BUG_ON(sizeof(l) != sizeof(word));
@@ -802,14 +956,101 @@ static int bpfstash_snapshot_jited_lines(const struct bpfstash_lines *l,
 	return 0;
 }
 
+/*
+ * A copy of @n bytes of records of 32-bit fields at @src, little-endian as
+ * an entry holds them: @src itself on a little-endian machine, else @buf
+ * (allocated here, the caller frees it).
+ */
+static const void *bpfstash_le32_records(const void *src, u32 n, void **buf)
+{
+	*buf = NULL;
+#ifdef __BIG_ENDIAN
+	if (n) {
+		const u32 *from = src;
+		__le32 *to = kmalloc(n, BPFSTASH_GFP);
+		u32 i;
+
+		if (!to)
+			return NULL;
+		for (i = 0; i < n / sizeof(u32); i++)
+			to[i] = cpu_to_le32(from[i]);
+		*buf = to;
+		return to;
+	}
+#endif
+	return src;
+}
+
+/*
+ * A blob of @n bytes of records of 32-bit fields (struct bpf_line_info,
+ * struct bpf_func_info), little-endian.
+ */
+static struct bpfstash_blob *bpfstash_le32_blob(const void *src, u32 n,
+						struct bpfstash_hash_acct *acct)
+{
+	struct bpfstash_blob *b;
+	const void *data;
+	void *buf;
+
+	data = bpfstash_le32_records(src, n, &buf);
+	if (!data && n)
+		return ERR_PTR(-ENOMEM);
+	b = bpfstash_blob_new(data, n, &bpfstash_store.blob_dedup, acct);
+	kfree(buf);
+	return b;
+}
+
+/* The boot id, read once when the store first starts. */
+static u8 bpfstash_boot_id_bytes[BPFSTASH_BOOT_ID_SIZE];
+
+/**
+ * bpfstash_boot_id - the boot the entries are made in
+ *
+ * Return: /proc/sys/kernel/random/boot_id's BPFSTASH_BOOT_ID_SIZE bytes.
+ */
+const u8 *bpfstash_boot_id(void)
+{
+	return bpfstash_boot_id_bytes;
+}
+
+/**
+ * bpfstash_content_init - the fields of a new entry's content that every
+ *	entry has the same
+ * @c: the content, zeroed
+ */
+void bpfstash_content_init(struct bpfstash_content *c)
+{
+	c->version = cpu_to_le32(BPFSTASH_VERSION);
+	c->machine = cpu_to_le16(ELF_ARCH);
+}
+
+/**
+ * bpfstash_entry_set_loader - note who loads the program (or attaches the
+ *	image) of a new entry
+ * @e: the entry
+ *
+ * The current task, in process context.  A program stored by the start's
+ * walk was loaded by someone else, before: the walk leaves these empty.
+ */
+void bpfstash_entry_set_loader(struct bpfstash_entry *e)
+{
+	e->state.loader_tgid = task_tgid_nr(current);
+	get_task_comm(e->state.loader_comm, current);
+#ifdef CONFIG_CGROUPS
+	rcu_read_lock();
+	e->state.loader_cgroup_id = cgroup_id(task_dfl_cgroup(current));
+	rcu_read_unlock();
+#endif
+}
+
 /* A new entry's load time, @boot ns since boot, and the same as wall time. */
 void bpfstash_entry_set_load_time(struct bpfstash_entry *e, u64 boot)
 {
 	u64 now_boot = ktime_get_boottime_ns(), now_real = ktime_get_real_ns();
 
-	e->meta.load_time = boot;
-	e->meta.load_time_real = now_real - min(now_real, now_boot - boot);
-	e->last_access = e->meta.load_time_real;
+	e->state.load_time = boot;
+	e->state.load_time_real = now_real - min(now_real, now_boot - boot);
+	e->last_access = e->state.load_time_real;
 }
 
 /*
@@ -830,30 +1071,30 @@ static int __bpfstash_snapshot(struct bpf_prog *prog, const struct bpfstash_size
 	int err;
 
 	err = bpfstash_snapshot_funcs(prog, nr_funcs, sz, e, spans) ?:
+	      bpfstash_snapshot_pokes(prog, nr_funcs, e, acct) ?:
 	      bpfstash_blob_digest(e->blobs[BPFSTASH_BLOB_JITED], acct);
 	if (err)
 		return err;
 
-	c = &e->meta.content;
-	c->version = BPFSTASH_VERSION;
-	c->prog_type = prog->type;
-	c->expected_attach_type = prog->expected_attach_type;
-	c->nr_funcs = nr_funcs;
-	c->jited_len = sz->jited;
-	c->nr_line_info = aux->nr_linfo;
-	c->line_info_rec_size = sizeof(struct bpf_line_info);
-	c->nr_func_info = aux->func_info_cnt;
-	c->func_info_rec_size = sizeof(struct bpf_func_info);
-	c->xlated_len = bpf_prog_insn_size(prog);
-	c->verified_insns = aux->verified_insns;
-	c->attach_btf_id = aux->attach_btf_id;
-	c->gpl_compatible = prog->gpl_compatible;
-	c->nr_jited_line_info = aux->jited_linfo ? aux->nr_linfo : 0;
+	c = &e->content;
+	bpfstash_content_init(c);
+	c->prog_type = cpu_to_le32(prog->type);
+	c->expected_attach_type = cpu_to_le32(prog->expected_attach_type);
+	c->nr_funcs = cpu_to_le32(nr_funcs);
+	c->jited_len = cpu_to_le32(sz->jited);
+	c->nr_line_info = cpu_to_le32(aux->nr_linfo);
+	c->line_info_rec_size = cpu_to_le32(sizeof(struct bpf_line_info));
+	c->nr_func_info = cpu_to_le32(aux->func_info_cnt);
+	c->func_info_rec_size = cpu_to_le32(sizeof(struct bpf_func_info));
+	c->xlated_len = cpu_to_le32(bpf_prog_insn_size(prog));
+	c->verified_insns = cpu_to_le32(aux->verified_insns);
+	c->attach_btf_id = cpu_to_le32(aux->attach_btf_id);
+	c->gpl_compatible = cpu_to_le32(prog->gpl_compatible);
+	c->nr_jited_line_info = cpu_to_le32(aux->jited_linfo ? aux->nr_linfo : 0);
 	memcpy(c->tag, prog->tag, BPFSTASH_TAG_SIZE);
 	memcpy(c->name, aux->name, BPFSTASH_NAME_LEN);
 
-	b = bpfstash_blob_new(aux->linfo, aux->nr_linfo * sizeof(struct bpf_line_info),
-			      &bpfstash_store.blob_dedup, acct);
+	b = bpfstash_le32_blob(aux->linfo, aux->nr_linfo * sizeof(struct bpf_line_info), acct);
 	if (IS_ERR(b))
 		return PTR_ERR(b);
 	e->blobs[BPFSTASH_BLOB_LINE_INFO] = b;
@@ -869,9 +1110,8 @@ static int __bpfstash_snapshot(struct bpf_prog *prog, const struct bpfstash_size
 	if (err)
 		return err;
 
-	b = bpfstash_blob_new(aux->func_info,
-			      aux->func_info_cnt * sizeof(struct bpf_func_info),
-			      &bpfstash_store.blob_dedup, acct);
+	b = bpfstash_le32_blob(aux->func_info, aux->func_info_cnt * sizeof(struct bpf_func_info),
+			       acct);
 	if (IS_ERR(b))
 		return PTR_ERR(b);
 	e->blobs[BPFSTASH_BLOB_FUNC_INFO] = b;
@@ -880,19 +1120,18 @@ static int __bpfstash_snapshot(struct bpf_prog *prog, const struct bpfstash_size
 	if (IS_ERR(b))
 		return PTR_ERR(b);
 	e->blobs[BPFSTASH_BLOB_BTF] = b;
-	c->btf_size = b ? b->size : 0;
+	c->btf_size = cpu_to_le32(b ? b->size : 0);
 
 	/* State: not hashed. */
-	e->meta.prog_id = aux->id;
-	e->meta.uid = from_kuid_munged(&init_user_ns, aux->user->uid);
-	e->meta.btf_id = aux->btf ? btf_obj_id(aux->btf) : 0;
-	e->meta.attach_btf_obj_id = aux->attach_btf ? btf_obj_id(aux->attach_btf) : 0;
+	e->state.prog_id = aux->id;
+	e->state.uid = from_kuid_munged(&init_user_ns, aux->user->uid);
+	e->state.btf_id = aux->btf ? btf_obj_id(aux->btf) : 0;
+	e->state.attach_btf_obj_id = aux->attach_btf ? btf_obj_id(aux->attach_btf) : 0;
 	if (aux->attach_func_name)
-		strscpy(e->meta.attach_func_name, aux->attach_func_name,
-			sizeof(e->meta.attach_func_name));
+		strscpy(e->attach_func_name, aux->attach_func_name, sizeof(e->attach_func_name));
 	bpfstash_entry_set_load_time(e, aux->load_time);
 
-	return bpfstash_content_hash(c, e->funcs, e->funcs_segs, e->blobs, e->meta.hash, acct);
+	return bpfstash_content_hash(c, e->funcs, e->funcs_segs, e->blobs, e->hash, acct);
 }
 
 static int bpfstash_snapshot(struct bpf_prog *prog, const struct bpfstash_sizes *sz,
@@ -919,18 +1158,13 @@ static int bpfstash_snapshot(struct bpf_prog *prog, const struct bpfstash_sizes 
  * in one write section, so that bpfstash_entry_state() never returns some
  * fields of the last load and some of this one.
  */
-static void bpfstash_entry_reload(struct bpfstash_entry *e, const struct bpfstash_meta *load)
+static void bpfstash_entry_reload(struct bpfstash_entry *e, const struct bpfstash_state *load)
 {
 	lockdep_assert_held(&bpfstash_store.lock);
 	write_seqlock_bh(&bpfstash_store.state);
-	e->meta.prog_id = load->prog_id;
-	e->meta.uid = load->uid;
-	e->meta.btf_id = load->btf_id;
-	e->meta.attach_btf_obj_id = load->attach_btf_obj_id;
-	e->meta.load_time = load->load_time;
-	e->meta.load_time_real = load->load_time_real;
-	e->meta.unload_time = 0;
-	e->meta.unload_time_real = 0;
+	e->state = *load;
+	e->state.unload_time = 0;
+	e->state.unload_time_real = 0;
 	set_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
 	write_sequnlock_bh(&bpfstash_store.state);
 }
@@ -967,8 +1201,8 @@ void bpfstash_entry_unloaded(struct bpfstash_entry *e, bool gone)
 
 	write_seqlock_bh(&bpfstash_store.state);
 	if (gone) {
-		e->meta.unload_time = ktime_get_boottime_ns();
-		e->meta.unload_time_real = ktime_get_real_ns();
+		e->state.unload_time = ktime_get_boottime_ns();
+		e->state.unload_time_real = ktime_get_real_ns();
 	}
 	live = test_and_clear_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
 	write_sequnlock_bh(&bpfstash_store.state);
@@ -990,7 +1224,7 @@ void bpfstash_entry_unloaded(struct bpfstash_entry *e, bool gone)
  */
 static noinline int bpfstash_store_insert(struct bpfstash_entry **slot, bool image,
 					  struct bpfstash_entry *e,
-					  struct bpfstash_entry **stored)
+					  struct bpfstash_entry **stored, u64 *added)
 {
 	struct bpfstash_blob *dups[BPFSTASH_NR_BLOBS] = {};
 	bool fresh[BPFSTASH_NR_BLOBS] = {};
@@ -1009,7 +1243,7 @@ static noinline int bpfstash_store_insert(struct bpfstash_entry **slot, bool ima
 		goto unlock;
 	}
 
-	old_entry = rhashtable_lookup_fast(&bpfstash_store.entries, e->meta.hash,
+	old_entry = rhashtable_lookup_fast(&bpfstash_store.entries, e->hash,
 					   bpfstash_entry_params);
 	if (old_entry) {
 		/* Same content: only one program can be loaded at an address. */
@@ -1017,7 +1251,7 @@ static noinline int bpfstash_store_insert(struct bpfstash_entry **slot, bool ima
 			err = -EEXIST;
 			goto unlock;
 		}
-		bpfstash_entry_reload(old_entry, &e->meta);
+		bpfstash_entry_reload(old_entry, &e->state);
 		WRITE_ONCE(old_entry->last_access, e->last_access);
 		atomic_inc(&bpfstash_store.nr_live);
 		bpfstash_entry_attach(old_entry, slot, image);
@@ -1076,7 +1310,7 @@ static noinline int bpfstash_store_insert(struct bpfstash_entry **slot, bool ima
 	bpfstash_store.bytes += add;
 	bpfstash_store.peak_bytes = max(bpfstash_store.peak_bytes, bpfstash_store.bytes);
 	bpfstash_store.nr_entries++;
-	e->meta.bytes = add;
+	*added = add;
 	set_bit(BPFSTASH_ENTRY_STORED, &e->flags);
 	set_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
 	atomic_inc(&bpfstash_store.nr_live);
@@ -1193,12 +1427,13 @@ int bpfstash_store_owner(const struct bpfstash_owner *o, bool preexisting,
 	err = e ? 0 : -ENOMEM;
 	if (!err) {
 		err = o->snapshot(o, e, res ? &res->hashed : NULL);
-		if (!err)
-			err = bpfstash_store_insert(o->slot, o->image, e, &stored);
+		if (!err) {
+			if (!preexisting)
+				bpfstash_entry_set_loader(e);
+			err = bpfstash_store_insert(o->slot, o->image, e, &stored, &r->bytes);
+		}
 		if (err || stored != e)
 			bpfstash_entry_free(e);
-		else
-			r->bytes = e->meta.bytes;
 		e = stored;
 	}
 	bpfstash_charge_end(memcg, old_memcg);
@@ -1281,10 +1516,10 @@ void __bpfstash_prog_load(struct bpf_prog *prog)
 
 	flags = bpfstash_store_prog(prog, false, &e, traced ? &res : NULL);
 	if (flags >= 0)
-		perf_event_bpf_mmap3(prog, e ? e->meta.hash : NULL,
+		perf_event_bpf_mmap3(prog, e ? e->hash : NULL,
 				     e ? BPFSTASH_HASH_SIZE : 0, flags);
 	if (traced)
-		trace_bpfstash_store(prog, e ? e->meta.hash : NULL, res.outcome, res.bytes,
+		trace_bpfstash_store(prog, e ? e->hash : NULL, res.outcome, res.bytes,
 				     res.hashed.bytes, ktime_get_ns() - start, res.hashed.ns);
 	if (e)
 		bpfstash_entry_put(e);
@@ -1300,24 +1535,94 @@ void __bpfstash_prog_unload(struct bpf_prog *prog)
 	bpfstash_entry_put(e);
 }
 
-/**
- * bpfstash_entry_state - an entry's metadata, as it is now
- * @e: the entry
- * @m: filled with @e's meta: its content, and its state (ids, times,
- *	BPFSTASH_META_LOADED) as one load of the program left it, never a mix
- *	of two; the unload times are 0 while the program is loaded
+/*
+ * An entry's share of the store's memory: the entry and its funcs file,
+ * and of each blob its bytes divided among the entries that hold it, so
+ * that the shares of all entries add up to the store's bytes (to within a
+ * byte per shared blob).  It changes as entries sharing its blobs come
+ * and go.
  */
-void bpfstash_entry_state(const struct bpfstash_entry *e, struct bpfstash_meta *m)
+static u64 bpfstash_entry_share(const struct bpfstash_entry *e)
+{
+	u64 bytes = bpfstash_entry_bytes(e);
+	int i;
+
+	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
+		const struct bpfstash_blob *b = e->blobs[i];
+
+		if (b)
+			bytes += div_u64(bpfstash_blob_bytes(b),
+					 max(refcount_read(&b->ref), 1U));
+	}
+	return bytes;
+}
+
+/**
+ * bpfstash_entry_state - an entry's state, as it is now
+ * @e: the entry
+ * @st: filled with @e's state (ids, times, loader, BPFSTASH_META_LOADED)
+ *	as one load of the program left it, never a mix of two, and its
+ *	share of the store's memory; the unload times are 0 while the
+ *	program is loaded
+ */
+void bpfstash_entry_state(const struct bpfstash_entry *e, struct bpfstash_state *st)
 {
 	unsigned int seq;
 	bool live;
 
 	do {
 		seq = read_seqbegin(&bpfstash_store.state);
-		*m = e->meta;
+		*st = e->state;
 		live = bpfstash_entry_live(e);
 	} while (read_seqretry(&bpfstash_store.state, seq));
-	m->flags = live ? BPFSTASH_META_LOADED : 0;
+	st->flags = live ? BPFSTASH_META_LOADED : 0;
+	st->bytes = bpfstash_entry_share(e);
+}
+
+/**
+ * bpfstash_entry_meta - an entry's meta file
+ * @e: the entry
+ * @m: filled with the meta file's bytes (struct bpfstash_meta,
+ *	little-endian): the content, the name, and the state as
+ *	bpfstash_entry_state() reads it
+ */
+void bpfstash_entry_meta(const struct bpfstash_entry *e, struct bpfstash_meta *m)
+{
+	struct bpfstash_state st;
+
+	bpfstash_entry_state(e, &st);
+	*m = (struct bpfstash_meta){
+		.meta_size = cpu_to_le32(sizeof(*m)),
+		.flags = cpu_to_le32(st.flags),
+		.content = e->content,
+		.prog_id = cpu_to_le32(st.prog_id),
+		.uid = cpu_to_le32(st.uid),
+		.btf_id = cpu_to_le32(st.btf_id),
+		.attach_btf_obj_id = cpu_to_le32(st.attach_btf_obj_id),
+		.loader_tgid = cpu_to_le32(st.loader_tgid),
+		.load_time = cpu_to_le64(st.load_time),
+		.load_time_real = cpu_to_le64(st.load_time_real),
+		.unload_time = cpu_to_le64(st.unload_time),
+		.unload_time_real = cpu_to_le64(st.unload_time_real),
+		.bytes = cpu_to_le64(st.bytes),
+		.loader_cgroup_id = cpu_to_le64(st.loader_cgroup_id),
+	};
+	memcpy(m->hash, e->hash, sizeof(m->hash));
+	memcpy(m->boot_id, bpfstash_boot_id(), sizeof(m->boot_id));
+	memcpy(m->loader_comm, st.loader_comm, sizeof(m->loader_comm));
+	memcpy(m->attach_func_name, e->attach_func_name, sizeof(m->attach_func_name));
+}
+
+/**
+ * bpfstash_entry_attach_name - what an entry's program is attached to
+ * @e: the entry
+ *
+ * Return: the name of the BTF attach target, "" if none; valid while @e is
+ * held.
+ */
+const char *bpfstash_entry_attach_name(const struct bpfstash_entry *e)
+{
+	return e->attach_func_name;
 }
 
 /**
@@ -1359,19 +1664,19 @@ u32 bpfstash_entry_index(const struct bpfstash_entry *e)
  */
 const u8 *bpfstash_entry_hash(const struct bpfstash_entry *e)
 {
-	return e->meta.hash;
+	return e->hash;
 }
 
 /**
  * bpfstash_entry_content - the hashed, immutable part of an entry's metadata
  * @e: the entry
  *
- * Return: it, valid while @e is held.  The state (ids, times) changes: read
- * it with bpfstash_entry_state().
+ * Return: it, little-endian as the meta file holds it, valid while @e is
+ * held.  The state (ids, times) changes: read it with bpfstash_entry_state().
  */
 const struct bpfstash_content *bpfstash_entry_content(const struct bpfstash_entry *e)
 {
-	return &e->meta.content;
+	return &e->content;
 }
 
 /**
@@ -1384,7 +1689,7 @@ const struct bpfstash_content *bpfstash_entry_content(const struct bpfstash_entr
 u32 bpfstash_entry_size(const struct bpfstash_entry *e, enum bpfstash_data d)
 {
 	if (d == BPFSTASH_DATA_FUNCS)
-		return e->meta.content.funcs_size;
+		return le32_to_cpu(e->content.funcs_size);
 	if (WARN_ON_ONCE((unsigned int)d >= BPFSTASH_NR_BLOBS))
 		return 0;
 	return e->blobs[d] ? e->blobs[d]->size : 0;
@@ -1511,6 +1816,8 @@ static int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
 	err = bpfstash_hash_setup();
 	if (err)
 		return err;
+	/* The same every time: read before any entry is, in process context. */
+	get_boot_id(bpfstash_boot_id_bytes);
 	mutex_lock(&bpfstash_store.lock);
 	if (bpfstash_store.active) {
 		mutex_unlock(&bpfstash_store.lock);
@@ -1904,10 +2211,15 @@ static int __init bpfstash_store_init(void)
 {
 	int err;
 
-	BUILD_BUG_ON(sizeof(struct bpfstash_content) % 8);
-	BUILD_BUG_ON(sizeof(struct bpfstash_meta) % 8);
+	BUILD_BUG_ON(sizeof(struct bpfstash_content) != 104);
+	BUILD_BUG_ON(offsetof(struct bpfstash_meta, content.version) != 8);
+	BUILD_BUG_ON(sizeof(struct bpfstash_meta) != 360);
 	BUILD_BUG_ON(sizeof(struct bpfstash_func) != 32);
 	BUILD_BUG_ON(sizeof(struct bpfstash_jited_line) != 8);
+	BUILD_BUG_ON(sizeof(struct bpfstash_call) != 64);
+	BUILD_BUG_ON(sizeof(struct bpfstash_poke) != 16);
+	BUILD_BUG_ON(BPFSTASH_COMM_LEN != TASK_COMM_LEN);
+	BUILD_BUG_ON(BPFSTASH_BOOT_ID_SIZE != UUID_SIZE);
 	BUILD_BUG_ON(BPFSTASH_HASH_SIZE > PERF_RECORD_MMAP3_HASH_MAX);
 	BUILD_BUG_ON(BPFSTASH_NAME_LEN != BPF_OBJ_NAME_LEN);
 	BUILD_BUG_ON(BPFSTASH_TAG_SIZE != BPF_TAG_SIZE);

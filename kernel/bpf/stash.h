@@ -31,7 +31,8 @@ enum bpfstash_blob_id {
 	BPFSTASH_BLOB_JITED_LINE_INFO = BPFSTASH_DATA_JITED_LINE_INFO,
 	BPFSTASH_BLOB_FUNC_INFO = BPFSTASH_DATA_FUNC_INFO,
 	BPFSTASH_BLOB_BTF = BPFSTASH_DATA_BTF,
-	BPFSTASH_BLOB_CALLS = BPFSTASH_DATA_CALLS,	/* images only, hashed if there */
+	BPFSTASH_BLOB_CALLS = BPFSTASH_DATA_CALLS,	/* images only */
+	BPFSTASH_BLOB_POKES = BPFSTASH_DATA_POKES,
 	BPFSTASH_NR_BLOBS,
 };
 
@@ -93,13 +94,17 @@ enum {
  * @index: position in listing order (load order)
  * @flags: BPFSTASH_ENTRY_* bits
  * @last_access: ns since the epoch when a file of the entry was last opened
- * @meta: content (immutable) and state: the ids and times of the current
- *	or last load, rewritten when the program is loaded again (same
- *	content) and when it is unloaded, under the store's state seqlock;
- *	read them with bpfstash_entry_state()
+ * @content: the hashed part of meta, little-endian as it is hashed;
+ *	immutable
+ * @hash: the entry's name, the content hash
+ * @state: the rest of meta: the ids, times and loader of the current or
+ *	last load, rewritten when the program is loaded again (same content)
+ *	and when it is unloaded, under the store's state seqlock; read it
+ *	with bpfstash_entry_state().  Its flags and bytes are made on read.
+ * @attach_func_name: what the program is attached to, by name; immutable
  * @funcs_segs: 0 if @funcs holds the funcs file, else its number of pieces
- * @funcs: the funcs file, meta.content.funcs_size bytes: struct
- *	bpfstash_func[meta.content.nr_funcs], then the names.  Held as a blob
+ * @funcs: the funcs file, content.funcs_size bytes: struct
+ *	bpfstash_func[content.nr_funcs], then the names.  Held as a blob
  *	holds its bytes: here, or in the pieces whose addresses are here when
  *	one allocation would waste more (a kmalloc() bucket, up to half of
  *	it).  Use bpfstash_funcs_at() to read it.
@@ -117,7 +122,10 @@ struct bpfstash_entry {
 	u32 index;
 	unsigned long flags;
 	u64 last_access;
-	struct bpfstash_meta meta;
+	struct bpfstash_content content;
+	u8 hash[BPFSTASH_HASH_SIZE];
+	struct bpfstash_state state;
+	char attach_func_name[BPFSTASH_ATTACH_NAME_LEN];
 	u32 funcs_segs;
 	void *funcs;
 	struct bpfstash_blob *blobs[BPFSTASH_NR_BLOBS];
@@ -240,6 +248,8 @@ struct bpfstash_entry *bpfstash_entry_alloc(void);
 void bpfstash_entry_free(struct bpfstash_entry *e);
 int bpfstash_funcs_alloc(struct bpfstash_entry *e, u32 size);
 void bpfstash_entry_set_load_time(struct bpfstash_entry *e, u64 boot);
+void bpfstash_entry_set_loader(struct bpfstash_entry *e);
+void bpfstash_content_init(struct bpfstash_content *c);
 void bpfstash_entry_unloaded(struct bpfstash_entry *e, bool gone);
 u64 bpfstash_min_bytes(u32 funcs_size, u32 jited_len);
 bool bpfstash_kallsyms_shown(void);

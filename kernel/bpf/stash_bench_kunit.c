@@ -48,6 +48,7 @@
  */
 #include <kunit/test.h>
 #include <linux/bpf.h>
+#include <linux/bpf_verifier.h>
 #include <linux/bpfstash.h>
 #include <linux/btf.h>
 #include <linux/cred.h>
@@ -202,12 +203,12 @@ static void bench_prog_jit(struct bench_prog *bp)
 	u32 size, nr, i, l, nr_funcs, sink = 0;
 
 	meta = bench_data(b, BENCH_META, &size);
-	nr_funcs = meta->content.nr_funcs;
+	nr_funcs = le32_to_cpu(meta->content.nr_funcs);
 	rec = bench_data(b, BENCH_FUNCS, &size);
 	names = (const u8 *)(rec + nr_funcs);
 	jited = bench_data(b, BENCH_JITED, &size);
 	jl = bench_data(b, BENCH_JITED_LINE_INFO, &size);
-	nr = meta->content.nr_jited_line_info;
+	nr = le32_to_cpu(meta->content.nr_jited_line_info);
 
 	/*
 	 * The JIT's last pass, a function at a time: its image, then, from
@@ -217,10 +218,10 @@ static void bench_prog_jit(struct bench_prog *bp)
 	for (i = 0, l = 0; i < nr_funcs; i++) {
 		struct bpf_prog *fp = i ? prog->aux->func[i] : prog;
 
-		memcpy(bp->images[i], jited + rec[i].offset, rec[i].len);
-		for (l = fp->aux->linfo_idx; l < nr && jl[l].func == i; l++) {
+		memcpy(bp->images[i], jited + le32_to_cpu(rec[i].offset), le32_to_cpu(rec[i].len));
+		for (l = fp->aux->linfo_idx; l < nr && le32_to_cpu(jl[l].func) == i; l++) {
 			sink += READ_ONCE(prog->aux->linfo[l].insn_off);
-			prog->aux->jited_linfo[l] = bp->images[i] + jl[l].off;
+			prog->aux->jited_linfo[l] = bp->images[i] + le32_to_cpu(jl[l].off);
 		}
 	}
 	bp->sink = sink;
@@ -229,7 +230,7 @@ static void bench_prog_jit(struct bench_prog *bp)
 
 		fp->aux->ksym.start = (unsigned long)fp->bpf_func;
 		fp->aux->ksym.end = fp->aux->ksym.start + fp->jited_len;
-		strscpy(fp->aux->ksym.name, names + rec[i].name_off, KSYM_NAME_LEN);
+		strscpy(fp->aux->ksym.name, names + le32_to_cpu(rec[i].name_off), KSYM_NAME_LEN);
 	}
 }
 
@@ -256,37 +257,37 @@ static void bench_prog_init(struct kunit *test, const struct bench_entry *b,
 	meta = bench_data(b, BENCH_META, &size);
 	KUNIT_ASSERT_EQ(test, size, sizeof(*meta));
 	c = &meta->content;
-	KUNIT_ASSERT_EQ(test, c->version, BPFSTASH_VERSION);
-	KUNIT_ASSERT_TRUE(test, c->nr_funcs >= 1 && c->nr_funcs <= BPFSTASH_MAX_FUNCS);
+	KUNIT_ASSERT_EQ(test, le32_to_cpu(c->version), BPFSTASH_VERSION);
+	KUNIT_ASSERT_TRUE(test, le32_to_cpu(c->nr_funcs) >= 1 && le32_to_cpu(c->nr_funcs) <= BPF_MAX_SUBPROGS);
 	rec = bench_data(b, BENCH_FUNCS, &size);
-	KUNIT_ASSERT_EQ(test, size, c->funcs_size);
-	names = (const u8 *)(rec + c->nr_funcs);
+	KUNIT_ASSERT_EQ(test, size, le32_to_cpu(c->funcs_size));
+	names = (const u8 *)(rec + le32_to_cpu(c->nr_funcs));
 	jited = bench_data(b, BENCH_JITED, &size);
-	KUNIT_ASSERT_EQ(test, size, c->jited_len);
+	KUNIT_ASSERT_EQ(test, size, le32_to_cpu(c->jited_len));
 	jl = bench_data(b, BENCH_JITED_LINE_INFO, &size);
-	KUNIT_ASSERT_EQ(test, size, c->nr_jited_line_info * sizeof(*jl));
-	nr = c->nr_jited_line_info;
+	KUNIT_ASSERT_EQ(test, size, le32_to_cpu(c->nr_jited_line_info) * sizeof(*jl));
+	nr = le32_to_cpu(c->nr_jited_line_info);
 
 	prog = bench_prog_alloc(test);
 	aux = prog->aux;
-	images = kunit_kcalloc(test, c->nr_funcs, sizeof(*images), GFP_KERNEL);
+	images = kunit_kcalloc(test, le32_to_cpu(c->nr_funcs), sizeof(*images), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, images);
-	if (c->nr_funcs > 1) {
-		aux->func = kunit_kcalloc(test, c->nr_funcs, sizeof(*aux->func), GFP_KERNEL);
+	if (le32_to_cpu(c->nr_funcs) > 1) {
+		aux->func = kunit_kcalloc(test, le32_to_cpu(c->nr_funcs), sizeof(*aux->func), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, aux->func);
-		aux->func_cnt = c->nr_funcs;
+		aux->func_cnt = le32_to_cpu(c->nr_funcs);
 	}
-	for (i = 0; i < c->nr_funcs; i++) {
+	for (i = 0; i < le32_to_cpu(c->nr_funcs); i++) {
 		struct bpf_prog *fp = i ? bench_prog_alloc(test) : prog;
 
-		KUNIT_ASSERT_LE(test, rec[i].offset + rec[i].len, c->jited_len);
-		KUNIT_ASSERT_LT(test, rec[i].name_off, c->funcs_size);
-		KUNIT_ASSERT_LT(test, strnlen(names + rec[i].name_off,
-					      c->funcs_size - rec[i].name_off), KSYM_NAME_LEN);
-		images[i] = bench_dup(test, jited + rec[i].offset, rec[i].len);
+		KUNIT_ASSERT_LE(test, le32_to_cpu(rec[i].offset) + le32_to_cpu(rec[i].len), le32_to_cpu(c->jited_len));
+		KUNIT_ASSERT_LT(test, le32_to_cpu(rec[i].name_off), le32_to_cpu(c->funcs_size));
+		KUNIT_ASSERT_LT(test, strnlen(names + le32_to_cpu(rec[i].name_off),
+					      le32_to_cpu(c->funcs_size) - le32_to_cpu(rec[i].name_off)), KSYM_NAME_LEN);
+		images[i] = bench_dup(test, jited + le32_to_cpu(rec[i].offset), le32_to_cpu(rec[i].len));
 		fp->jited = 1;
 		fp->bpf_func = images[i];
-		fp->jited_len = rec[i].len;
+		fp->jited_len = le32_to_cpu(rec[i].len);
 		fp->aux->linfo_idx = nr;
 		if (!aux->func)
 			continue;
@@ -294,16 +295,16 @@ static void bench_prog_init(struct kunit *test, const struct bench_entry *b,
 		if (!i) {
 			aux->func[0] = bench_prog_alloc(test);
 			aux->func[0]->bpf_func = images[0];
-			aux->func[0]->jited_len = rec[0].len;
+			aux->func[0]->jited_len = le32_to_cpu(rec[0].len);
 		}
 		aux->func[i] = i ? fp : aux->func[0];
 		memcpy(aux->func[i]->tag, rec[i].tag, BPF_TAG_SIZE);
 	}
 	/* A function's line info starts at its first record. */
 	for (i = nr; i-- > 0;) {
-		f = jl[i].func;
-		KUNIT_ASSERT_LT(test, f, c->nr_funcs);
-		KUNIT_ASSERT_LT(test, jl[i].off, rec[f].len);
+		f = le32_to_cpu(jl[i].func);
+		KUNIT_ASSERT_LT(test, f, le32_to_cpu(c->nr_funcs));
+		KUNIT_ASSERT_LT(test, le32_to_cpu(jl[i].off), le32_to_cpu(rec[f].len));
 		(f ? aux->func[f] : prog)->aux->linfo_idx = i;
 	}
 	if (nr) {
@@ -311,26 +312,26 @@ static void bench_prog_init(struct kunit *test, const struct bench_entry *b,
 		KUNIT_ASSERT_NOT_NULL(test, aux->jited_linfo);
 	}
 
-	prog->type = c->prog_type;
-	prog->expected_attach_type = c->expected_attach_type;
-	prog->gpl_compatible = c->gpl_compatible;
-	prog->len = c->xlated_len / sizeof(struct bpf_insn);
+	prog->type = le32_to_cpu(c->prog_type);
+	prog->expected_attach_type = le32_to_cpu(c->expected_attach_type);
+	prog->gpl_compatible = le32_to_cpu(c->gpl_compatible);
+	prog->len = le32_to_cpu(c->xlated_len) / sizeof(struct bpf_insn);
 	memcpy(prog->tag, c->tag, BPF_TAG_SIZE);
 	memcpy(aux->name, c->name, sizeof(aux->name));
-	aux->verified_insns = c->verified_insns;
-	aux->attach_btf_id = c->attach_btf_id;
+	aux->verified_insns = le32_to_cpu(c->verified_insns);
+	aux->attach_btf_id = le32_to_cpu(c->attach_btf_id);
 	aux->user = current_user();
 	aux->id = 1;
 	data = bench_data(b, BENCH_LINE_INFO, &size);
 	aux->linfo = bench_dup(test, data, size);
 	aux->nr_linfo = size / sizeof(struct bpf_line_info);
-	KUNIT_ASSERT_EQ(test, aux->nr_linfo, c->nr_line_info);
+	KUNIT_ASSERT_EQ(test, aux->nr_linfo, le32_to_cpu(c->nr_line_info));
 	data = bench_data(b, BENCH_FUNC_INFO, &size);
 	aux->func_info = bench_dup(test, data, size);
 	aux->func_info_cnt = size / sizeof(struct bpf_func_info);
-	KUNIT_ASSERT_EQ(test, aux->func_info_cnt, c->nr_func_info);
+	KUNIT_ASSERT_EQ(test, aux->func_info_cnt, le32_to_cpu(c->nr_func_info));
 	data = bench_data(b, BENCH_BTF, &size);
-	KUNIT_ASSERT_EQ(test, size, c->btf_size);
+	KUNIT_ASSERT_EQ(test, size, le32_to_cpu(c->btf_size));
 	if (size)
 		aux->btf = bench_btf_load(test, data, size);
 	/* In kallsyms, as bpf_prog_load() left it. */
@@ -353,7 +354,7 @@ static void bench_check_entry(struct kunit *test, const struct bench_entry *b,
 	const u8 *want;
 
 	meta = bench_data(b, BENCH_META, &size);
-	KUNIT_EXPECT_MEMEQ(test, &e->meta.content, &meta->content, sizeof(meta->content));
+	KUNIT_EXPECT_MEMEQ(test, &e->content, &meta->content, sizeof(meta->content));
 	/* A program has every blob but an image's calls. */
 	KUNIT_EXPECT_NULL(test, e->blobs[BPFSTASH_BLOB_CALLS]);
 	for (i = 0; i < BPFSTASH_BLOB_CALLS; i++) {
@@ -371,7 +372,7 @@ static void bench_check_entry(struct kunit *test, const struct bench_entry *b,
 	 */
 	rec = bench_data(b, BENCH_FUNCS, &size);
 	KUNIT_ASSERT_EQ(test, bpfstash_entry_size(e, BPFSTASH_DATA_FUNCS), size);
-	for (i = 0; i < meta->content.nr_funcs; i++) {
+	for (i = 0; i < le32_to_cpu(meta->content.nr_funcs); i++) {
 		got = bpfstash_entry_at(e, BPFSTASH_DATA_FUNCS, i * sizeof(*got), &n);
 		KUNIT_EXPECT_MEMEQ_MSG(test, &got->len, &rec[i].len,
 				       sizeof(*got) - offsetof(struct bpfstash_func, len),
@@ -455,8 +456,8 @@ static void bench_hash_entry(struct crypto_shash *tfm, const struct bpfstash_ent
 	}
 	bench_hash_start(tfm, desc, &lib);
 	bench_hash_bytes(tfm, desc, &lib, domain, sizeof(domain));
-	bench_hash_bytes(tfm, desc, &lib, &e->meta.content, sizeof(e->meta.content));
-	for (off = 0; off < e->meta.content.funcs_size; off += n) {
+	bench_hash_bytes(tfm, desc, &lib, &e->content, sizeof(e->content));
+	for (off = 0; off < le32_to_cpu(e->content.funcs_size); off += n) {
 		p = bpfstash_entry_at(e, BPFSTASH_DATA_FUNCS, off, &n);
 		bench_hash_bytes(tfm, desc, &lib, p, n);
 	}
@@ -472,8 +473,8 @@ static void bench_hash_entry(struct crypto_shash *tfm, const struct bpfstash_ent
  */
 static u64 bench_hashed_bytes(const struct bpfstash_entry *e, char *calls, size_t len)
 {
-	u64 name = sizeof(BPFSTASH_HASH_DOMAIN) + sizeof(e->meta.content) +
-		   e->meta.content.funcs_size + BPFSTASH_BLOB_CALLS * SHA256_DIGEST_SIZE;
+	u64 name = sizeof(BPFSTASH_HASH_DOMAIN) + sizeof(e->content) +
+		   le32_to_cpu(e->content.funcs_size) + BPFSTASH_BLOB_CALLS * SHA256_DIGEST_SIZE;
 	u64 bytes = name;
 	int i, at = 0;
 
@@ -613,17 +614,17 @@ static u64 bench_copy_floor(struct kunit *test, const struct bench_prog *bp,
 	rec = funcs;
 
 	t = ktime_get_ns();
-	copy[1] = bpfstash_blob_alloc(c->jited_len);
+	copy[1] = bpfstash_blob_alloc(le32_to_cpu(c->jited_len));
 	if (copy[1]) {
 		bpfstash_blob_writer(&w, copy[1]);
-		for (i = 0; i < c->nr_funcs; i++)
-			bpfstash_write_image(&w, bp->images[i], rec[i].len);
+		for (i = 0; i < le32_to_cpu(c->nr_funcs); i++)
+			bpfstash_write_image(&w, bp->images[i], le32_to_cpu(rec[i].len));
 	}
 	t1 = ktime_get_ns();
-	copy[0] = bpfstash_blob_alloc(c->funcs_size);
+	copy[0] = bpfstash_blob_alloc(le32_to_cpu(c->funcs_size));
 	if (copy[0])
-		bpfstash_blob_write(copy[0], 0, funcs, c->funcs_size);
-	size = c->nr_jited_line_info * sizeof(struct bpfstash_jited_line);
+		bpfstash_blob_write(copy[0], 0, funcs, le32_to_cpu(c->funcs_size));
+	size = le32_to_cpu(c->nr_jited_line_info) * sizeof(struct bpfstash_jited_line);
 	copy[3] = size ? bpfstash_blob_alloc(size) : NULL;
 	if (copy[3])
 		bpfstash_blob_write(copy[3], 0, aux->jited_linfo, size);
@@ -650,7 +651,7 @@ static u64 bench_copy_floor(struct kunit *test, const struct bench_prog *bp,
 	part->kept = t3 - t2;
 
 	KUNIT_EXPECT_TRUE(test, copy[0] && copy[1] && (!aux->nr_linfo || copy[2]) &&
-			  (!c->nr_jited_line_info || copy[3]) &&
+			  (!le32_to_cpu(c->nr_jited_line_info) || copy[3]) &&
 			  (!aux->func_info_cnt || copy[4]) && (!btf_size || copy[5]));
 	for (i = 0; i < ARRAY_SIZE(copy); i++)
 		bpfstash_blob_put(copy[i]);

@@ -227,27 +227,17 @@ int bpfstash_blob_digest(struct bpfstash_blob *b, struct bpfstash_hash_acct *acc
 	return err;
 }
 
-/*
- * The digests the content hash covers: every blob's, but the calls blob's
- * only in an entry that has one (an image's), so that adding it changed
- * no program's name.
- */
-static int bpfstash_hashed_blobs(struct bpfstash_blob *const blobs[BPFSTASH_NR_BLOBS])
-{
-	return blobs[BPFSTASH_BLOB_CALLS] ? BPFSTASH_NR_BLOBS : BPFSTASH_BLOB_CALLS;
-}
-
 /* The bytes bpfstash_content_hash() hashes for @content and @blobs. */
 u64 bpfstash_content_hashed(const struct bpfstash_content *content,
 			    struct bpfstash_blob *const blobs[BPFSTASH_NR_BLOBS])
 {
-	return sizeof(BPFSTASH_HASH_DOMAIN) + sizeof(*content) + content->funcs_size +
-	       bpfstash_hashed_blobs(blobs) * BPFSTASH_DIGEST_SIZE;
+	return sizeof(BPFSTASH_HASH_DOMAIN) + sizeof(*content) +
+	       le32_to_cpu(content->funcs_size) + BPFSTASH_NR_BLOBS * BPFSTASH_DIGEST_SIZE;
 }
 
 /**
  * bpfstash_content_hash - the name of an entry, over its canonical form
- * @content: the hashed part of the metadata
+ * @content: the hashed part of the metadata, little-endian
  * @funcs: the funcs file, @content->funcs_size bytes, held as
  *	bpfstash_piece() reads them
  * @funcs_segs: its number of pieces, 0 if it is in one
@@ -278,15 +268,16 @@ int bpfstash_content_hash(const struct bpfstash_content *content, const void *fu
 	void *p;
 	int err, i;
 
-	BUILD_BUG_ON(sizeof(domain) != 12);
+	BUILD_BUG_ON(sizeof(domain) != 9);
+	BUILD_BUG_ON(BPFSTASH_NR_BLOBS != 7);
 
 	desc->tfm = bpfstash_sha256;
 	err = crypto_shash_init(desc) ?:
 	      crypto_shash_update(desc, domain, sizeof(domain)) ?:
 	      crypto_shash_update(desc, (const u8 *)content, sizeof(*content));
-	for_each_piece(funcs, funcs_segs, content->funcs_size, off, p, n)
+	for_each_piece(funcs, funcs_segs, le32_to_cpu(content->funcs_size), off, p, n)
 		err = err ?: crypto_shash_update(desc, p, n);
-	for (i = 0; i < bpfstash_hashed_blobs(blobs) && !err; i++)
+	for (i = 0; i < BPFSTASH_NR_BLOBS && !err; i++)
 		err = crypto_shash_update(desc, blobs[i] ? blobs[i]->digest : empty,
 					  BPFSTASH_DIGEST_SIZE);
 	err = err ?: crypto_shash_final(desc, digest);

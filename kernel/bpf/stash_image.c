@@ -77,17 +77,19 @@ static int bpfstash_image_calls(const struct bpfstash_image *im, struct bpfstash
 		struct bpfstash_call rec = {};
 		const struct bpf_prog *prog;
 		struct bpfstash_entry *pe;
+		u32 kind;
 
-		prog = im->call(im->arg, i, &rec.kind);
-		rec.addr = (unsigned long)prog->bpf_func;
-		rec.prog_id = prog->aux->id;
+		prog = im->call(im->arg, i, &kind);
+		rec.kind = cpu_to_le32(kind);
+		rec.addr = cpu_to_le64((unsigned long)prog->bpf_func);
+		rec.prog_id = cpu_to_le32(prog->aux->id);
 		memcpy(rec.tag, prog->tag, BPFSTASH_TAG_SIZE);
 		memcpy(rec.name, prog->aux->name, BPFSTASH_NAME_LEN);
 		/* An entry's name never changes; the entry lasts the grace period. */
 		rcu_read_lock();
 		pe = READ_ONCE(prog->aux->stash);
 		if (pe)
-			memcpy(rec.hash, pe->meta.hash, BPFSTASH_HASH_SIZE);
+			memcpy(rec.hash, pe->hash, BPFSTASH_HASH_SIZE);
 		rcu_read_unlock();
 		bpfstash_blob_write(b, i * sizeof(rec), &rec, sizeof(rec));
 	}
@@ -99,10 +101,10 @@ static int bpfstash_snapshot_image(const struct bpfstash_owner *o, struct bpfsta
 {
 	const struct bpfstash_image *im = container_of(o, struct bpfstash_image, owner);
 	const char *name = im->ksym->name;
-	struct bpfstash_content *c = &e->meta.content;
+	struct bpfstash_content *c = &e->content;
 	struct bpfstash_func rec = {
-		.addr = (unsigned long)im->start,
-		.len = im->size,
+		.addr = cpu_to_le64((unsigned long)im->start),
+		.len = cpu_to_le32(im->size),
 	};
 	static const u8 zeroes[8];
 	struct bpfstash_writer w;
@@ -112,18 +114,17 @@ static int bpfstash_snapshot_image(const struct bpfstash_owner *o, struct bpfsta
 	err = bpfstash_funcs_alloc(e, im->funcs_size);
 	if (err)
 		return err;
-	c->funcs_size = im->funcs_size;
+	c->funcs_size = cpu_to_le32(im->funcs_size);
 	/* Every byte: the record, the name, the zeroes after it. */
 	bpfstash_writer_init(&w, e->funcs, e->funcs_segs, im->funcs_size, 0);
 	bpfstash_write(&w, &rec, sizeof(rec));
 	bpfstash_write(&w, name, strlen(name) + 1);
 	bpfstash_write(&w, zeroes, im->funcs_size - w.off);
 
-	c->version = BPFSTASH_VERSION;
-	c->prog_type = BPF_PROG_TYPE_UNSPEC;
-	c->expected_attach_type = im->kind;
-	c->nr_funcs = 1;
-	c->jited_len = im->size;
+	bpfstash_content_init(c);
+	c->image_kind = cpu_to_le32(im->kind);
+	c->nr_funcs = cpu_to_le32(1);
+	c->jited_len = cpu_to_le32(im->size);
 	strscpy(c->name, bpfstash_image_names[im->kind], sizeof(c->name));
 
 	b = bpfstash_blob_alloc(im->size);
@@ -142,15 +143,15 @@ static int bpfstash_snapshot_image(const struct bpfstash_owner *o, struct bpfsta
 	if (im->target) {
 		const struct bpf_prog_aux *aux = im->target->aux;
 
-		c->attach_btf_id = aux->attach_btf_id;
-		e->meta.attach_btf_obj_id = aux->attach_btf ? btf_obj_id(aux->attach_btf) : 0;
+		c->attach_btf_id = cpu_to_le32(aux->attach_btf_id);
+		e->state.attach_btf_obj_id = aux->attach_btf ? btf_obj_id(aux->attach_btf) : 0;
 		if (aux->attach_func_name)
-			strscpy(e->meta.attach_func_name, aux->attach_func_name,
-				sizeof(e->meta.attach_func_name));
+			strscpy(e->attach_func_name, aux->attach_func_name,
+				sizeof(e->attach_func_name));
 	}
 	bpfstash_entry_set_load_time(e, ktime_get_boottime_ns());
 
-	return bpfstash_content_hash(c, e->funcs, e->funcs_segs, e->blobs, e->meta.hash, acct);
+	return bpfstash_content_hash(c, e->funcs, e->funcs_segs, e->blobs, e->hash, acct);
 }
 
 /*
@@ -172,7 +173,7 @@ static void bpfstash_store_image(struct bpfstash_image *im)
 	flags = bpfstash_store_owner(&im->owner, false, &e, NULL);
 	if (flags >= 0)
 		perf_event_bpf_image_mmap3(im->ksym->name, (unsigned long)im->start, im->size,
-					   e ? e->meta.hash : NULL,
+					   e ? e->hash : NULL,
 					   e ? BPFSTASH_HASH_SIZE : 0, flags);
 	if (e)
 		bpfstash_entry_put(e);

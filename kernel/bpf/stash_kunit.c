@@ -64,10 +64,12 @@ static void bpfstash_test_vector_init(struct kunit *test,
 
 	memset(v, 0, sizeof(*v));
 	v->content = (struct bpfstash_content){
-		.version = 2, .prog_type = 6, .nr_funcs = 2, .funcs_size = 80,
-		.jited_len = 6, .line_info_rec_size = 16, .func_info_rec_size = 8,
-		.btf_size = 3, .xlated_len = 16, .verified_insns = 2,
-		.gpl_compatible = 1,
+		.version = cpu_to_le32(3), .machine = cpu_to_le16(62),
+		.prog_type = cpu_to_le32(6), .nr_funcs = cpu_to_le32(2),
+		.funcs_size = cpu_to_le32(80), .jited_len = cpu_to_le32(6),
+		.line_info_rec_size = cpu_to_le32(16), .func_info_rec_size = cpu_to_le32(8),
+		.btf_size = cpu_to_le32(3), .xlated_len = cpu_to_le32(16),
+		.verified_insns = cpu_to_le32(2), .gpl_compatible = cpu_to_le32(1),
 	};
 	for (i = 0; i < BPFSTASH_TAG_SIZE; i++) {
 		v->content.tag[i] = i + 1;
@@ -75,12 +77,12 @@ static void bpfstash_test_vector_init(struct kunit *test,
 		f[1].tag[i] = i + 9;
 	}
 	strscpy(v->content.name, "kunit", sizeof(v->content.name));
-	f[0].addr = 0xffffffffc0001000ULL;
-	f[0].len = 4;
-	f[1].addr = 0xffffffffc0002000ULL;
-	f[1].len = 2;
-	f[1].offset = 4;
-	f[1].name_off = 7;
+	f[0].addr = cpu_to_le64(0xffffffffc0001000ULL);
+	f[0].len = cpu_to_le32(4);
+	f[1].addr = cpu_to_le64(0xffffffffc0002000ULL);
+	f[1].len = cpu_to_le32(2);
+	f[1].offset = cpu_to_le32(4);
+	f[1].name_off = cpu_to_le32(7);
 	memcpy(f + 2, "f_main\0f_sub\0", 13);
 	v->blobs[BPFSTASH_BLOB_JITED] = bpfstash_test_blob(test, image, sizeof(image));
 	v->blobs[BPFSTASH_BLOB_BTF] = bpfstash_test_blob(test, "abc", 3);
@@ -89,8 +91,8 @@ static void bpfstash_test_vector_init(struct kunit *test,
 static void bpfstash_test_content_hash(struct kunit *test)
 {
 	static const u8 want[BPFSTASH_HASH_SIZE] = {
-		0x52, 0x24, 0x28, 0x17, 0x1e, 0xe2, 0xaf, 0xf5, 0x8a, 0xf1,
-		0x66, 0xc8, 0x52, 0x20, 0x7c, 0xfa, 0xac, 0x3c, 0x6d, 0x81,
+		0x19, 0x13, 0xe9, 0xe7, 0xaf, 0xb2, 0xff, 0x15, 0xab, 0xcc,
+		0x72, 0x55, 0x45, 0xb7, 0xb4, 0x84, 0x9f, 0xfe, 0x17, 0xbd,
 	};
 	struct bpfstash_hash_acct acct = {};
 	struct bpfstash_test_vector v;
@@ -101,14 +103,13 @@ static void bpfstash_test_content_hash(struct kunit *test)
 			0);
 	KUNIT_EXPECT_MEMEQ(test, hash, want, sizeof(want));
 	/* What it hashed: the domain, the content, the funcs, the digests. */
-	KUNIT_EXPECT_EQ(test, acct.bytes, 12 + sizeof(v.content) + v.content.funcs_size +
-			BPFSTASH_BLOB_CALLS * BPFSTASH_DIGEST_SIZE);
+	KUNIT_EXPECT_EQ(test, acct.bytes, 9 + sizeof(v.content) + le32_to_cpu(v.content.funcs_size) +
+			BPFSTASH_NR_BLOBS * BPFSTASH_DIGEST_SIZE);
 }
 
 /*
- * An image's calls blob is hashed after the others, and only when there is
- * one: a program's name is what it was before calls existed, and an
- * image's is that serialisation with one more digest.
+ * The serialisation written out, with an image's calls blob: every blob's
+ * digest, in order, that of nothing for an empty one.
  */
 static void bpfstash_test_content_hash_calls(struct kunit *test)
 {
@@ -126,13 +127,13 @@ static void bpfstash_test_content_hash_calls(struct kunit *test)
 	v.blobs[BPFSTASH_BLOB_CALLS] = bpfstash_test_blob(test, calls, sizeof(calls));
 	KUNIT_ASSERT_EQ(test, bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash,
 						    &acct), 0);
-	/* The serialisation, written out: all six digests. */
+	/* The serialisation, written out: all seven digests. */
 	memcpy(buf + at, domain, sizeof(domain));
 	at += sizeof(domain);
 	memcpy(buf + at, &v.content, sizeof(v.content));
 	at += sizeof(v.content);
-	memcpy(buf + at, v.funcs, v.content.funcs_size);
-	at += v.content.funcs_size;
+	memcpy(buf + at, v.funcs, le32_to_cpu(v.content.funcs_size));
+	at += le32_to_cpu(v.content.funcs_size);
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
 		KUNIT_ASSERT_EQ(test, bpfstash_digest(v.blobs[i] ? v.blobs[i]->data : NULL,
 						      v.blobs[i] ? v.blobs[i]->size : 0,
@@ -169,10 +170,10 @@ static void bpfstash_test_hash_covers_content(struct kunit *test)
 		p[i] ^= 0x01;
 	}
 	/* Only ever smaller than v.funcs: a larger size would read past it. */
-	v.content.funcs_size = sizeof(v.funcs) - 8;
+	v.content.funcs_size = cpu_to_le32(sizeof(v.funcs) - 8);
 	bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash, NULL);
 	KUNIT_EXPECT_MEMNEQ_MSG(test, hash, base, sizeof(hash), "funcs_size not covered");
-	v.content.funcs_size = sizeof(v.funcs);
+	v.content.funcs_size = cpu_to_le32(sizeof(v.funcs));
 	for (i = 0; i < sizeof(v.funcs); i++) {
 		v.funcs[i] ^= 0x80;
 		bpfstash_content_hash(&v.content, v.funcs, 0, v.blobs, hash, NULL);
@@ -266,9 +267,9 @@ static struct bpfstash_entry *bpfstash_test_entry(struct kunit *test,
 							&bpfstash_store.btf_hash_cached, NULL);
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
 		KUNIT_ASSERT_FALSE(test, IS_ERR(e->blobs[i]));
-	e->meta.content.jited_len = strlen(image);
-	e->meta.content.btf_size = strlen(btf);
-	bpfstash_content_hash(&e->meta.content, NULL, 0, e->blobs, e->meta.hash, NULL);
+	e->content.jited_len = cpu_to_le32(strlen(image));
+	e->content.btf_size = cpu_to_le32(strlen(btf));
+	bpfstash_content_hash(&e->content, NULL, 0, e->blobs, e->hash, NULL);
 	return e;
 }
 
@@ -284,6 +285,7 @@ static void bpfstash_test_store(struct kunit *test)
 	struct bpf_prog *p2 = bpfstash_test_prog(test);
 	struct bpf_prog *p3 = bpfstash_test_prog(test);
 	struct bpfstash_entry *e1, *e2, *e3, *found, *stored;
+	u64 added;
 	struct bpfstash_blob *b;
 	struct bpfstash_hash_acct acct = {};
 	struct bpfstash_stats st;
@@ -299,8 +301,8 @@ static void bpfstash_test_store(struct kunit *test)
 	/* Two programs of one object: different images, one BTF. */
 	e1 = bpfstash_test_entry(test, "image one", "shared btf");
 	e2 = bpfstash_test_entry(test, "image two", "shared btf");
-	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p1->aux->stash, false, e1, &stored), 0);
-	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p2->aux->stash, false, e2, &stored), 0);
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p1->aux->stash, false, e1, &stored, &added), 0);
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p2->aux->stash, false, e2, &stored, &added), 0);
 	KUNIT_EXPECT_PTR_EQ(test, e1->blobs[BPFSTASH_BLOB_BTF], e2->blobs[BPFSTASH_BLOB_BTF]);
 	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 2);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&bpfstash_store.blob_dedup), dedup + 1);
@@ -335,7 +337,7 @@ static void bpfstash_test_store(struct kunit *test)
 
 	/* max_entries=2: refused, and the snapshot is untouched. */
 	e3 = bpfstash_test_entry(test, "image three", "shared btf");
-	err = bpfstash_store_insert(&p3->aux->stash, false, e3, &stored);
+	err = bpfstash_store_insert(&p3->aux->stash, false, e3, &stored, &added);
 	KUNIT_EXPECT_EQ(test, err, -ENOSPC);
 	/* Its BTF was found by its bytes: the stored blob, one more reference. */
 	KUNIT_EXPECT_PTR_EQ(test, e3->blobs[BPFSTASH_BLOB_BTF], e1->blobs[BPFSTASH_BLOB_BTF]);
@@ -347,32 +349,32 @@ static void bpfstash_test_store(struct kunit *test)
 	/* A program has one entry. */
 	e3 = bpfstash_test_entry(test, "image one again", "shared btf");
 	bpfstash_store_set_limits(1 << 20, 10);
-	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(&p1->aux->stash, false, e3, &stored), -EEXIST);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(&p1->aux->stash, false, e3, &stored, &added), -EEXIST);
 	bpfstash_entry_free(e3);
 
 	/* Lookup by name, and deletion only once unloaded. */
-	found = bpfstash_entry_lookup(e1->meta.hash);
+	found = bpfstash_entry_lookup(e1->hash);
 	KUNIT_EXPECT_PTR_EQ(test, found, e1);
 	if (found)
 		bpfstash_entry_put(found);
-	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->meta.hash), -EBUSY);
+	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->hash), -EBUSY);
 	__bpfstash_prog_unload(p1);
 	KUNIT_EXPECT_NULL(test, READ_ONCE(p1->aux->stash));
 	KUNIT_EXPECT_FALSE(test, bpfstash_entry_live(e1));
-	KUNIT_EXPECT_NE(test, e1->meta.unload_time, 0);
+	KUNIT_EXPECT_NE(test, e1->state.unload_time, 0);
 
 	/* Loaded again at the same address, identical: the same entry, live. */
 	e3 = bpfstash_test_entry(test, "image one", "shared btf");
-	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(&p3->aux->stash, false, e3, &stored), 0);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(&p3->aux->stash, false, e3, &stored, &added), 0);
 	KUNIT_EXPECT_PTR_EQ(test, stored, e1);
 	bpfstash_entry_free(e3);
 	KUNIT_EXPECT_TRUE(test, bpfstash_entry_live(e1));
-	KUNIT_EXPECT_EQ(test, e1->meta.unload_time, 0);
-	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->meta.hash), -EBUSY);
+	KUNIT_EXPECT_EQ(test, e1->state.unload_time, 0);
+	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->hash), -EBUSY);
 	__bpfstash_prog_unload(p3);
-	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->meta.hash), 0);
-	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->meta.hash), -ENOENT);
-	KUNIT_EXPECT_NULL(test, bpfstash_entry_lookup(e1->meta.hash));
+	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->hash), 0);
+	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->hash), -ENOENT);
+	KUNIT_EXPECT_NULL(test, bpfstash_entry_lookup(e1->hash));
 
 	/* Stopping drops the rest, including the loaded program's entry. */
 	bpfstash_store_deactivate();
@@ -397,6 +399,7 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 	const u32 size = 4096;
 	struct bpf_prog *p = bpfstash_test_prog(test);
 	struct bpfstash_entry *e, *stored;
+	u64 added;
 	struct bpfstash_blob *b;
 	u8 *one, *other;
 	int i;
@@ -420,9 +423,9 @@ static void bpfstash_test_seen_sample(struct kunit *test)
 	e->blobs[BPFSTASH_BLOB_BTF] = bpfstash_blob_new(one, size,
 							&bpfstash_store.btf_hash_cached, NULL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(e->blobs[BPFSTASH_BLOB_BTF]));
-	e->meta.content.btf_size = size;
-	bpfstash_content_hash(&e->meta.content, NULL, 0, e->blobs, e->meta.hash, NULL);
-	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p->aux->stash, false, e, &stored), 0);
+	e->content.btf_size = cpu_to_le32(size);
+	bpfstash_content_hash(&e->content, NULL, 0, e->blobs, e->hash, NULL);
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p->aux->stash, false, e, &stored, &added), 0);
 	KUNIT_EXPECT_TRUE(test, e->blobs[BPFSTASH_BLOB_BTF]->seen);
 
 	/* The same bytes: the stored blob. */
@@ -689,7 +692,7 @@ static void bpfstash_test_blob_pieces(struct kunit *test)
 	 */
 	for (n = BPFSTASH_BLOB_PIECE_MIN; n <= BPFSTASH_BLOB_PIECE_MAX; n *= 2)
 		KUNIT_EXPECT_EQ(test, kmalloc_size_roundup(n), n);
-	for (k = 1; k <= BPFSTASH_MAX_FUNCS * (32 + KSYM_NAME_LEN); k += 13) {
+	for (k = 1; k <= BPF_MAX_SUBPROGS * (32 + KSYM_NAME_LEN); k += 13) {
 		size_t want = 0, whole = bpfstash_alloc_size(64 + k), got;
 		u32 nr, pieces = 0;
 
@@ -734,7 +737,7 @@ static void bpfstash_test_funcs_pieces(struct kunit *test)
 	struct bpfstash_entry *e;
 	u8 *src;
 
-	for (size = 1; size <= BPFSTASH_MAX_FUNCS * (32 + KSYM_NAME_LEN); size += 7) {
+	for (size = 1; size <= BPF_MAX_SUBPROGS * (32 + KSYM_NAME_LEN); size += 7) {
 		for (nr = 0, off = 0; off < size; off += bpfstash_blob_seg_len(size - off))
 			nr++;
 		KUNIT_ASSERT_LE_MSG(test, bpfstash_funcs_cost(size),
@@ -751,7 +754,7 @@ static void bpfstash_test_funcs_pieces(struct kunit *test)
 		for (off = 0; off < size; off++)
 			src[off] = off * 7 + (off >> 9);
 		KUNIT_ASSERT_EQ(test, bpfstash_funcs_alloc(e, size), 0);
-		e->meta.content.funcs_size = size;
+		e->content.funcs_size = cpu_to_le32(size);
 		/* 1040 bytes would take a 2 KiB bucket, 16 KiB three pages. */
 		if (size > 1024)
 			KUNIT_EXPECT_GT_MSG(test, e->funcs_segs, 1, "size %u", size);
@@ -819,17 +822,26 @@ static void bpfstash_test_snapshot_funcs(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, want);
 	KUNIT_ASSERT_NOT_NULL(test, jited);
 	for (i = 0, names = 0, offset = 0; i < nr; i++) {
+		static const u8 nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+		static const u8 endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 		struct bpfstash_func *rec = (struct bpfstash_func *)want + i;
 		const struct bpf_prog *f = progs[i];
+		/* x86-64: the entry patch site, a nop of 5, after ENDBR if any */
+		u32 entry = f->jited_len >= 9 && !memcmp(f->bpf_func, endbr, 4) ? 4 : 0;
+		bool poke = IS_ENABLED(CONFIG_X86_64) && f->jited_len >= entry + 5;
 
-		rec->addr = (unsigned long)f->bpf_func;
-		rec->len = f->jited_len;
-		rec->offset = offset;
-		rec->name_off = names;
+		rec->addr = cpu_to_le64((unsigned long)f->bpf_func);
+		rec->len = cpu_to_le32(f->jited_len);
+		rec->offset = cpu_to_le32(offset);
+		rec->name_off = cpu_to_le32(names);
+		rec->entry_poke_off = cpu_to_le16(poke ? entry : 0);
+		rec->entry_poke_len = cpu_to_le16(poke ? 5 : 0);
 		memcpy(rec->tag, f->tag, sizeof(rec->tag));
 		n = strlen(f->aux->ksym.name) + 1;
 		memcpy(want + nr * sizeof(*rec) + names, f->aux->ksym.name, n);
 		memcpy(jited + offset, f->bpf_func, f->jited_len);
+		if (poke)
+			memcpy(jited + offset + entry, nop5, 5);
 		names += n;
 		offset += f->jited_len;
 	}
@@ -841,7 +853,7 @@ static void bpfstash_test_snapshot_funcs(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	KUNIT_ASSERT_EQ(test, bpfstash_snapshot_funcs(progs[0], nr, &sz, e, spans), 0);
 	KUNIT_EXPECT_GT(test, e->funcs_segs, 1);
-	KUNIT_EXPECT_EQ(test, e->meta.content.funcs_size, size);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(e->content.funcs_size), size);
 	for (off = 0; off < size; off += n) {
 		const u8 *p = bpfstash_funcs_at(e, off, &n);
 
@@ -940,7 +952,7 @@ struct bpfstash_state_race {
 static int bpfstash_state_writer(void *arg)
 {
 	struct bpfstash_state_race *r = arg;
-	struct bpfstash_meta load = {};
+	struct bpfstash_state load = {};
 	u32 n;
 
 	for (n = 1; n <= r->loads && !READ_ONCE(r->stop); n++) {
@@ -965,7 +977,7 @@ static int bpfstash_state_writer(void *arg)
 	return 0;
 }
 
-static bool bpfstash_state_one_load(const struct bpfstash_meta *m)
+static bool bpfstash_state_one_load(const struct bpfstash_state *m)
 {
 	u32 n = m->prog_id;
 	bool loaded = m->flags & BPFSTASH_META_LOADED;
@@ -981,7 +993,7 @@ static void bpfstash_test_state_race(struct kunit *test)
 	struct bpfstash_state_race r = { .loads = 20000 };
 	struct task_struct *writer;
 	u64 reads = 0, mixed = 0, changes = 0;
-	struct bpfstash_meta m;
+	struct bpfstash_state m;
 	unsigned int reader_cpu;
 	u32 last = 0;
 

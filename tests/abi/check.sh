@@ -8,9 +8,34 @@ tree=$top/build/linux
 out=$top/build/abi
 mkdir -p "$out"
 rc=0
+# The format version is pinned to the text of the hashed serialisation.
+uapi=$top/include/uapi/linux/bpfstash.h
+sum=$(awk '/BEGIN the hashed serialisation/ { f = 1 } f { print } /END the hashed serialisation/ { f = 0 }' \
+	"$uapi" | sha256sum | cut -d' ' -f1)
+version=$(sed -n 's/^#define BPFSTASH_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$uapi")
+pinned=$(awk -v v="$version" '$1 == v { print $2 }' "$top/tests/abi/format-versions")
+last=$(grep -v '^#' "$top/tests/abi/format-versions" | awk 'NF { v = $1 } END { print v }')
+if ! grep -q 'BEGIN the hashed serialisation' "$uapi" || ! grep -q 'END the hashed serialisation' "$uapi"; then
+	echo "FAIL abi.format_version: $uapi has no BEGIN/END markers around the hashed serialisation"
+	rc=1
+elif [ -z "$pinned" ]; then
+	echo "FAIL abi.format_version: BPFSTASH_VERSION $version has no line in tests/abi/format-versions" \
+		"(its serialisation's text hashes to $sum)"
+	rc=1
+elif [ "$pinned" != "$sum" ]; then
+	echo "FAIL abi.format_version: the hashed serialisation changed (its text hashes to $sum," \
+		"version $version was $pinned): bump BPFSTASH_VERSION and add a line for it"
+	rc=1
+elif [ "$version" != "$last" ]; then
+	echo "FAIL abi.format_version: BPFSTASH_VERSION is $version, tests/abi/format-versions ends at $last"
+	rc=1
+else
+	echo "PASS abi.format_version (version $version, serialisation text $sum)"
+fi
+
 if [ ! -f "$tree/.bpfstash-base" ]; then
 	echo "SKIP abi.perf_numbers: build/linux is not prepared (make tree)"
-	exit 0
+	exit $rc
 fi
 run() {
 	name=$1

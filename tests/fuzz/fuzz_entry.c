@@ -209,6 +209,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else if (i == FUZZ_CALLS) {
 			files.calls = p;
 			files.calls_size = len;
+		} else if (i == FUZZ_POKES) {
+			files.pokes = p;
+			files.pokes_size = len;
 		} else {
 			files.blobs[i - FUZZ_BLOB0] = p;
 			files.sizes[i - FUZZ_BLOB0] = len;

@@ -20,11 +20,16 @@
 #define FUZZ_FIXUP	(1u << 0)
 #define FUZZ_META_ONLY	(1u << 1)
 
-/* An image's calls file comes last: inputs without it are a program's. */
-enum { FUZZ_META, FUZZ_FUNCS, FUZZ_BLOB0, FUZZ_CALLS = FUZZ_BLOB0 + 5, FUZZ_NR_FILES };
+/*
+ * The optional files come last, an image's calls then the pokes: an input
+ * that ends before one has none.
+ */
+enum { FUZZ_META, FUZZ_FUNCS, FUZZ_BLOB0, FUZZ_CALLS = FUZZ_BLOB0 + 5, FUZZ_POKES,
+       FUZZ_NR_FILES };
 
 static const char *const fuzz_files[FUZZ_NR_FILES] = {
 	"meta", "funcs", "jited", "line_info", "jited_line_info", "func_info", "btf", "calls",
+	"pokes",
 };
 
 #endif

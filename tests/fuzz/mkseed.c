@@ -64,8 +64,12 @@ int main(int argc, char **argv)
 
 				snprintf(path, sizeof(path), "%s/%s", argv[a], fuzz_files[i]);
 				buf = slurp(path, &size);
-				if (!buf && i == FUZZ_CALLS)
-					break;	/* a program's entry: no calls file */
+				if (!buf && i >= FUZZ_CALLS) {
+					/* no calls (a program's), no pokes: empty */
+					size = 0;
+					fwrite(&size, 4, 1, out);
+					continue;
+				}
 				if (!buf) {
 					fprintf(stderr, "%s: cannot read\n", path);
 					return 1;

@@ -372,12 +372,13 @@ static int image_read(const char *hex, struct image_entry *im)
 
 	memset(im, 0, sizeof(*im));
 	snprintf(im->hex, sizeof(im->hex), "%s", hex);
-	if (stash_read(hex, "meta", &buf, &size) || size != sizeof(im->m))
+	if (stash_read(hex, "meta", &buf, &size) || size < sizeof(im->m))
 		goto err;
 	memcpy(&im->m, buf, sizeof(im->m));
 	free(buf);
 	buf = NULL;
-	if (im->m.content.prog_type != 0 || im->m.content.nr_funcs != 1)
+	if (!im->m.content.image_kind || im->m.content.prog_type != 0 ||
+	    im->m.content.expected_attach_type != 0 || im->m.content.nr_funcs != 1)
 		return -1;
 	if (stash_read(hex, "funcs", &buf, &size) || size < sizeof(im->f) + 1)
 		goto err;
@@ -421,7 +422,7 @@ static int image_find(__u32 kind, const char *name, struct image_entry *out, int
 	while ((d = readdir(dir))) {
 		if (strlen(d->d_name) != 40 || image_read(d->d_name, &im))
 			continue;
-		if (im.m.content.expected_attach_type != kind || strcmp(im.name, name)) {
+		if (im.m.content.image_kind != kind || strcmp(im.name, name)) {
 			free(im.jited);
 			continue;
 		}

@@ -219,7 +219,7 @@ static int trampoline_entries(void)
 		if (strlen(d->d_name) != 40 || stash_read(d->d_name, "meta", &meta, &size))
 			continue;
 		m = meta;
-		if (size == sizeof(*m) && m->content.prog_type == 0 &&
+		if (size >= sizeof(*m) && m->content.image_kind &&
 		    !stash_read(d->d_name, "funcs", &funcs, &fsize) &&
 		    fsize > sizeof(struct bpfstash_func) + 15 &&
 		    !strncmp((char *)funcs + sizeof(struct bpfstash_func), "bpf_trampoline_", 15))

@@ -163,6 +163,42 @@ static inline void fixture_copy(const struct fixture *f, const char *dir)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * Make @dir a stash holding the fixtures' entries, the format-2 entry of
+ * tests/fixtures/format2 (the previous kernel's), and tiny's entry with
+ * its format version set to 4, as a later kernel would write it: its
+ * name into @newer.  The entry of format 2 into @older.
+ */
+static inline void fixture_other_formats(char *dir, char newer[BPFSTASH_HEX_LEN + 1],
+					 char older[BPFSTASH_HEX_LEN + 1])
+{
+	struct bpfstash_meta *m;
+	struct fixture tiny;
+	char path[4200], line[256], name[32];
+	size_t size;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(fixture_sh("cp -r '%s/stash/.' '%s/' && chmod -R u+w '%s'", FIXTURES, dir,
+				    dir), 0);
+	f = fopen(FIXTURES "/format2/manifest", "r");
+	assert_non_null(f);
+	older[0] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '#' && sscanf(line, "%31s %40s", name, older) == 2)
+			break;
+	fclose(f);
+	assert_int_equal(fixture_sh("cp -r '%s/format2/%s' '%s/' && chmod -R u+w '%s'", FIXTURES,
+				    older, dir, dir), 0);
+	fixture_get("tiny", &tiny);
+	strcpy(newer, tiny.hash);
+	snprintf(path, sizeof(path), "%s/%s/meta", dir, newer);
+	m = fixture_read_path(path, &size);
+	m->content.version = 4;
+	fixture_write_path(path, m, size);
+	free(m);
+}
+
 static inline void fixture_rmtree(const char *dir)
 {
 	char cmd[600];

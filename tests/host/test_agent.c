@@ -384,6 +384,11 @@ static void test_scan(void **state)
 	assert_int_equal(bpfstash_agent_resolve(a, sc->shared, 15 * NS, &sym), 0);
 	assert_string_equal(sym.prog->hash, sc->large.hash);
 	assert_int_equal(sym.prog->source, BPFSTASH_AGENT_FROM_SCAN);
+	/* Who loaded it, from the entry: bpftool, in the root cgroup. */
+	assert_true(sym.prog->has_origin);
+	assert_string_equal(sym.prog->loader_comm, "bpftool");
+	assert_int_not_equal(sym.prog->loader_tgid, 0);
+	assert_int_equal(sym.prog->loader_cgroup_id, 1);
 	assert_int_equal(bpfstash_agent_resolve(a, sc->shared, 0, &sym), 0);
 	assert_string_equal(sym.prog->hash, sc->tiny.hash);
 	bpfstash_agent_close(a);

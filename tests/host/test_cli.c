@@ -320,9 +320,56 @@ static void test_export(void **state)
 	fixture_rmtree(dir);
 }
 
+/*
+ * Entries of formats this bpfstash does not read: said so, "format N, this
+ * reader knows M", and exit 76, never "corrupt"; the other entries listed
+ * as usual.
+ */
+static void test_other_formats(void **state)
+{
+	char dir[] = "/tmp/bpfstash-cli-formats-XXXXXX", newer[41], older[41];
+	struct fixture sub;
+	char *out;
+	int rc;
+
+	fixture_other_formats(dir, newer, older);
+	fixture_get("subprogs", &sub);
+	rc = sh(&out, BPFSTASH_BIN " --root %s ls 2>&1", dir);
+	assert_int_equal(rc, 76);
+	if (!strstr(out, "format 4, this reader knows 3 (a newer bpfstash reads it)") ||
+	    !strstr(out, "format 2, this reader knows 3") || !strstr(out, sub.hash) ||
+	    strstr(out, "corrupt"))
+		fail_msg("ls of other formats: %s", out);
+	free(out);
+	rc = sh(&out, BPFSTASH_BIN " --root %s show %s 2>&1", dir, newer);
+	assert_int_equal(rc, 76);
+	assert_non_null(strstr(out, "format 4, this reader knows 3"));
+	free(out);
+	rc = sh(&out, BPFSTASH_BIN " --root %s verify 2>&1", dir);
+	assert_int_equal(rc, 76);
+	assert_non_null(strstr(out, "format 2, this reader knows 3"));
+	free(out);
+	/* JSON: the entry's error says it, the others are there. */
+	rc = sh(&out, BPFSTASH_BIN " --root %s -j ls | jq -e '[.[] | select(.error | "
+		"test(\"format 4, this reader knows 3\")?)] | length == 1' 2>&1", dir);
+	assert_int_equal(rc, 0);
+	free(out);
+	/* A stash of format 3 only: 0, and show names who made the entry. */
+	rc = sh(&out, BPFSTASH_BIN ROOT "show %s", sub.hash);
+	assert_int_equal(rc, 0);
+	if (!strstr(out, "loader           pid ") || !strstr(out, " comm bpftool cgroup ") ||
+	    !strstr(out, "machine          x86_64") || !strstr(out, "boot_id          "))
+		fail_msg("show: %s", out);
+	free(out);
+	assert_int_equal(sh(NULL, BPFSTASH_BIN ROOT "-j show %s | jq -e '.loader.comm == \"bpftool\""
+			    " and (.boot_id | length) == 36 and .machine == \"x86_64\"'", sub.hash), 0);
+	fixture_rmtree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_other_formats),
 		cmocka_unit_test(test_help_and_version),
 		cmocka_unit_test(test_exit_codes),
 		cmocka_unit_test(test_watch_unavailable),

@@ -389,6 +389,89 @@ static void test_archive(void **state)
 	free(none.p);
 }
 
+/* Say in entry @hash's meta that it was made in the boot whose id is 16 times @byte. */
+static void set_boot(const char *dir, const char *hash, uint8_t byte)
+{
+	struct bpfstash_meta *m;
+	char path[512];
+	size_t size;
+
+	snprintf(path, sizeof(path), "%s/%s/meta", dir, hash);
+	m = fixture_read_path(path, &size);
+	memset(m->boot_id, byte, sizeof(m->boot_id));
+	fixture_write_path(path, m, size);
+	free(m);
+}
+
+/*
+ * Archives of several boots: tiny's entry, archived, of one boot (loaded
+ * from 100 to 200 s since it), large's in the stash of another (from 150 s
+ * on), at the address they shared.  At 175 s either could hold it: without
+ * --boot-id that is ambiguous, with it each boot's entry answers.  An
+ * archive of a format decode does not read is left out with a word, and
+ * decode exits 76.
+ */
+static void test_archive_boots(void **state)
+{
+	static const char *const boot_a = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa";
+	static const char *const boot_b = "bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb";
+	struct scene *sc = *state;
+	const struct bpfstash_entry *tiny = sc->e[0], *large = sc->e[1];
+	const char *d = sc->dir, *th = sc->fx[0].hash;
+	struct buf in = {}, amb = {}, want_a = {}, want_b = {}, none_ = {};
+	char ar[128], t[1024], a[2048], args[512];
+	struct bpfstash_meta *m;
+	struct fixture sub;
+	size_t size;
+
+	fixture_set_times(d, th, 100, 200);
+	fixture_set_times(d, sc->fx[1].hash, 150, 0);
+	set_boot(d, th, 0xaa);
+	set_boot(d, sc->fx[1].hash, 0xbb);
+	snprintf(ar, sizeof(ar), "%s.archive", d);
+	assert_int_equal(fixture_sh("rm -rf %s", ar), 0);
+	assert_int_equal(fixture_sh(BPFSTASH_GC_BIN " --root %s --archive %s --max-age 1s --now 4000000000 "
+			    "> /dev/null", d, ar), 0);
+	assert_int_equal(fixture_sh("test ! -e %s/%s && test -f %s/%.2s/%s.tar.zst", d, th, ar, th, th), 0);
+
+	snprintf(t, sizeof(t), "[  175.000000] %llx", (unsigned long long)sc->shared);
+	line(&in, &amb, t, " (ambiguous: 2 entries)", "\n");
+	note(tiny, sc->shared, false, a, sizeof(a));
+	line(&none_, &want_a, t, a, "\n");
+	note(large, sc->shared, false, a, sizeof(a));
+	line(&none_, &want_b, t, a, "\n");
+	snprintf(args, sizeof(args), "--archive %s", ar);
+	check_decode(sc, &in, &amb, args);
+	snprintf(args, sizeof(args), "--archive %s --boot-id %s", ar, boot_a);
+	check_decode(sc, &in, &want_a, args);
+	snprintf(args, sizeof(args), "--archive %s --boot-id %s", ar, boot_b);
+	check_decode(sc, &in, &want_b, args);
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s decode --boot-id nope < /dev/null "
+			    "2>/dev/null", d), 64);
+
+	/* An archive of format 4, as bpfstash-gc archives: left out, exit 76. */
+	fixture_get("subprogs", &sub);
+	assert_int_equal(fixture_sh("mkdir -p %s.v4 && cp -r %s/stash/%s %s.v4/ && chmod -R u+w %s.v4",
+			    d, FIXTURES, sub.hash, d, d), 0);
+	snprintf(t, sizeof(t), "%s.v4/%s/meta", d, sub.hash);
+	m = fixture_read_path(t, &size);
+	m->content.version = 4;
+	fixture_write_path(t, m, size);
+	free(m);
+	assert_int_equal(fixture_sh("mkdir -p %s/%.2s && tar --zstd -C %s.v4 -cf %s/%.2s/%s.tar.zst %s",
+			    ar, sub.hash, d, ar, sub.hash, sub.hash, sub.hash), 0);
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s decode --archive %s < /dev/null "
+			    "2> %s.v4/err", d, ar, d), 76);
+	assert_int_equal(fixture_sh("grep -q '%s.tar.zst: format 4, this reader knows 3; skipped' "
+			    "%s.v4/err", sub.hash, d), 0);
+	assert_int_equal(fixture_sh("rm -rf %s %s.v4", ar, d), 0);
+	free(in.p);
+	free(amb.p);
+	free(want_a.p);
+	free(want_b.p);
+	free(none_.p);
+}
+
 /*
  * A frame that names its entry (perf script's DSO, /sys/fs/bpfstash/HASH)
  * is resolved in that entry: at an address two entries shared, without a
@@ -491,6 +574,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_formats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_archive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_archive_boots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_debuginfod, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_junk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_at_cli, setup, teardown),

@@ -14,9 +14,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <byteswap.h>
+#include <endian.h>
 #include <cmocka.h>
 
 #include "libbpfstash.h"
+#include "internal.h"
 #include "fixtures.h"
 
 static void test_list_and_verify_all(void **state)
@@ -144,12 +147,15 @@ static void test_tamper_meta(void **state)
 	snprintf(path, sizeof(path), "%s/%s/meta", dir, f.hash);
 	orig = fixture_read_path(path, &size);
 	assert_int_equal(size, sizeof(struct bpfstash_meta));
-	/* content and hash: every byte matters */
-	for (i = 0; i < offsetof(struct bpfstash_meta, flags); i++) {
+	/* its size, the content and the hash: every byte matters */
+	for (i = 0; i < offsetof(struct bpfstash_meta, prog_id); i++) {
 		struct bpfstash_entry *e = NULL;
 		int dfd, err;
 
 		orig[i] ^= 0x01;
+		if (i >= offsetof(struct bpfstash_meta, flags) &&
+		    i < offsetof(struct bpfstash_meta, content))
+			continue;	/* flags: state */
 		fixture_write_path(path, orig, size);
 		orig[i] ^= 0x01;
 		dfd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -221,6 +227,205 @@ static void test_bad_sizes_and_missing_files(void **state)
 	}
 }
 
+/* A meta file in a copy of a fixture: read, changed by @fn, written back. */
+static void edit_meta(const char *dir, const char *hash,
+		      void (*fn)(uint8_t **meta, size_t *size))
+{
+	char path[512];
+	uint8_t *m;
+	size_t size;
+
+	snprintf(path, sizeof(path), "%s/%s/meta", dir, hash);
+	m = fixture_read_path(path, &size);
+	fn(&m, &size);
+	fixture_write_path(path, m, size);
+	free(m);
+}
+
+static void set_version_4(uint8_t **m, size_t *size)
+{
+	((struct bpfstash_meta *)*m)->content.version = htole32(4);
+}
+
+/* A later kernel's meta: 24 bytes of state more, its size saying so. */
+static void grow_meta(uint8_t **m, size_t *size)
+{
+	*m = realloc(*m, *size + 24);
+	assert_non_null(*m);
+	memset(*m + *size, 0xa5, 24);
+	*size += 24;
+	((struct bpfstash_meta *)*m)->meta_size = htole32(*size);
+}
+
+static void grow_meta_unsaid(uint8_t **m, size_t *size)
+{
+	grow_meta(m, size);
+	((struct bpfstash_meta *)*m)->meta_size = htole32(*size - 24);
+}
+
+static void shrink_meta_to_8(uint8_t **m, size_t *size)
+{
+	*size = 8;
+}
+
+static int load_dir(const char *dir, const char *hash, struct bpfstash_entry **e)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY), err;
+
+	assert_true(dfd >= 0);
+	err = bpfstash_entry_load_at(dfd, hash, 0, e);
+	if (!err)
+		err = bpfstash_entry_verify(*e);
+	close(dfd);
+	return err;
+}
+
+static uint32_t version_of(const char *dir, const char *hash)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	uint32_t v = 0;
+
+	assert_true(dfd >= 0);
+	assert_int_equal(bpfstash_entry_version_at(dfd, hash, &v), 0);
+	close(dfd);
+	return v;
+}
+
+/*
+ * Formats: an entry of another version is -EPROTONOSUPPORT, never -EBADMSG,
+ * and says its version (format 2, captured by the previous kernel; format
+ * 4, as a later one would write it); a larger meta that says its size is
+ * read as far as the library knows; a meta too short to hold the version,
+ * or whose size is not its own, is corrupt.
+ */
+static void test_format_versions(void **state)
+{
+	char dir[] = "/tmp/bpfstash-format-XXXXXX", line[256], name[32], hash[64];
+	struct bpfstash_entry *e = NULL, *orig;
+	struct fixture f;
+	FILE *m;
+
+	assert_int_equal(bpfstash_format_version(), BPFSTASH_VERSION);
+	/* The previous format, as its kernel wrote it. */
+	m = fopen(FIXTURES "/format2/manifest", "r");
+	assert_non_null(m);
+	hash[0] = '\0';
+	while (fgets(line, sizeof(line), m))
+		if (line[0] != '#' && sscanf(line, "%31s %63s", name, hash) == 2)
+			break;
+	fclose(m);
+	assert_int_equal(load_dir(FIXTURES "/format2", hash, &e), -EPROTONOSUPPORT);
+	assert_null(e);
+	assert_int_equal(version_of(FIXTURES "/format2", hash), 2);
+
+	fixture_get("subprogs", &f);
+	orig = fixture_load(&f);
+	assert_non_null(mkdtemp(dir));
+	fixture_copy(&f, dir);
+	edit_meta(dir, f.hash, grow_meta);
+	assert_int_equal(load_dir(dir, f.hash, &e), 0);
+	assert_memory_equal(&bpfstash_entry_meta(e)->content, &bpfstash_entry_meta(orig)->content,
+			    sizeof(struct bpfstash_content));
+	assert_int_equal(bpfstash_entry_meta(e)->meta_size, sizeof(struct bpfstash_meta) + 24);
+	bpfstash_entry_free(e);
+	e = NULL;
+	edit_meta(dir, f.hash, grow_meta_unsaid);
+	assert_int_equal(load_dir(dir, f.hash, &e), -EBADMSG);
+	fixture_rmtree(dir);
+
+	strcpy(dir, "/tmp/bpfstash-format-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	fixture_copy(&f, dir);
+	edit_meta(dir, f.hash, set_version_4);
+	assert_int_equal(load_dir(dir, f.hash, &e), -EPROTONOSUPPORT);
+	assert_int_equal(version_of(dir, f.hash), 4);
+	edit_meta(dir, f.hash, shrink_meta_to_8);
+	assert_int_equal(load_dir(dir, f.hash, &e), -EBADMSG);
+	fixture_rmtree(dir);
+	bpfstash_entry_free(orig);
+}
+
+/*
+ * The files are little-endian whatever the host; a big-endian host's
+ * library swaps each record to its order at load, and back to hash.  No
+ * such host runs these tests: this checks the swapping itself, that it
+ * turns every multi-byte field and nothing else (names, tags, the hash),
+ * and that twice is the identity, on a captured entry's records.
+ */
+static void test_byte_order(void **state)
+{
+	const struct bpfstash_func *f0;
+	struct bpfstash_entry *e;
+	struct bpfstash_meta m, orig;
+	struct bpfstash_func f, forig;
+	uint32_t li[4], lorig[4];
+	struct fixture fx;
+	uint8_t hash[BPFSTASH_HASH_SIZE];
+
+	fixture_get("subprogs", &fx);
+	e = fixture_load(&fx);
+	orig = m = *bpfstash_entry_meta(e);
+	bst_swab_meta(&m);
+	assert_int_equal(m.meta_size, bswap_32(orig.meta_size));
+	assert_int_equal(m.content.version, bswap_32(orig.content.version));
+	assert_int_equal(m.content.machine, bswap_16(orig.content.machine));
+	assert_int_equal(m.content.nr_funcs, bswap_32(orig.content.nr_funcs));
+	assert_int_equal(m.content.nr_pokes, bswap_32(orig.content.nr_pokes));
+	assert_int_equal(m.load_time, bswap_64(orig.load_time));
+	assert_int_equal(m.loader_cgroup_id, bswap_64(orig.loader_cgroup_id));
+	assert_memory_equal(m.hash, orig.hash, sizeof(m.hash));
+	assert_memory_equal(m.content.name, orig.content.name, sizeof(m.content.name));
+	assert_memory_equal(m.loader_comm, orig.loader_comm, sizeof(m.loader_comm));
+	assert_memory_equal(m.boot_id, orig.boot_id, sizeof(m.boot_id));
+	bst_swab_meta(&m);
+	assert_memory_equal(&m, &orig, sizeof(m));
+
+	f0 = bpfstash_entry_func(e, 0);
+	forig = f = *f0;
+	bst_swab_funcs(&f, sizeof(f), 1);
+	assert_int_equal(f.addr, bswap_64(forig.addr));
+	assert_int_equal(f.len, bswap_32(forig.len));
+	assert_int_equal(f.entry_poke_len, bswap_16(forig.entry_poke_len));
+	assert_memory_equal(f.tag, forig.tag, sizeof(f.tag));
+	bst_swab_funcs(&f, sizeof(f), 1);
+	assert_memory_equal(&f, &forig, sizeof(f));
+
+	memcpy(lorig, bpfstash_entry_blob(e, BPFSTASH_LINE_INFO, &(size_t){ 0 }), sizeof(lorig));
+	memcpy(li, lorig, sizeof(li));
+	bst_swab_u32s(li, sizeof(li));
+	assert_int_equal(li[2], bswap_32(lorig[2]));
+	bst_swab_u32s(li, sizeof(li));
+	assert_memory_equal(li, lorig, sizeof(li));
+
+	/* And on this host, no swapping: the hash as the library computes it. */
+	assert_int_equal(bst_entry_compute_hash(e, BST_HOST_BE, hash), 0);
+	assert_memory_equal(hash, orig.hash, sizeof(hash));
+	bpfstash_entry_free(e);
+}
+
+/* Boot ids, as /proc/sys/kernel/random/boot_id shows them. */
+static void test_boot_ids(void **state)
+{
+	static const char *const bad[] = {
+		"", "1192b332-f7ca-4b5b-b15f-fd335b685dd", "1192b332-f7ca-4b5b-b15f-fd335b685ddfx",
+		"1192b332+f7ca-4b5b-b15f-fd335b685ddf", "g192b332-f7ca-4b5b-b15f-fd335b685ddf",
+	};
+	uint8_t id[BPFSTASH_BOOT_ID_SIZE], again[BPFSTASH_BOOT_ID_SIZE];
+	char str[BPFSTASH_BOOT_ID_LEN + 1];
+	size_t i;
+
+	assert_int_equal(bpfstash_boot_id_parse("1192B332-f7ca-4b5b-b15f-fd335b685ddf", id), 0);
+	bpfstash_boot_id_format(id, str);
+	assert_string_equal(str, "1192b332-f7ca-4b5b-b15f-fd335b685ddf");
+	assert_int_equal(bpfstash_boot_id_parse("1192b332f7ca4b5bb15ffd335b685ddf", again), 0);
+	assert_memory_equal(id, again, sizeof(id));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(bpfstash_boot_id_parse(bad[i], id), -EINVAL);
+	/* This host's, if it has one. */
+	if (!access("/proc/sys/kernel/random/boot_id", R_OK))
+		assert_int_equal(bpfstash_boot_id_current(id), 0);
+}
+
 static void test_names(void **state)
 {
 	uint8_t hash[BPFSTASH_HASH_SIZE];
@@ -255,6 +460,9 @@ int main(void)
 		cmocka_unit_test(test_tamper_btf),
 		cmocka_unit_test(test_bad_sizes_and_missing_files),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_format_versions),
+		cmocka_unit_test(test_byte_order),
+		cmocka_unit_test(test_boot_ids),
 	};
 
 	return cmocka_run_group_tests_name("entry", tests, NULL, NULL);

@@ -24,6 +24,7 @@
 #include <libelf.h>
 
 #include "libbpfstash.h"
+#include "internal.h"
 #include "fixtures.h"
 
 static const char *const fixture_names[] = { "subprogs", "tiny", "large" };
@@ -487,9 +488,75 @@ static void test_export_needs_full_entry(void **state)
 	bpfstash_close(s);
 }
 
+/*
+ * An entry carries its machine: made on another architecture (tiny's
+ * entry as an arm64 kernel would name it: content.machine EM_AARCH64,
+ * named by its hash), it verifies here and exports with that e_machine,
+ * whatever this host is; one of a machine this library does not know is
+ * not exported (-EOPNOTSUPP), and still verifies.
+ */
+static void test_export_other_machine(void **state)
+{
+	static const char *const files[] = {
+		"funcs", "jited", "line_info", "jited_line_info", "func_info", "btf",
+	};
+	static const uint16_t machines[] = { EM_AARCH64, 0x7777 };
+	char dir[] = "/tmp/bpfstash-machine-XXXXXX", path[600], hex[BPFSTASH_HEX_LEN + 1];
+	uint8_t hash[BPFSTASH_HASH_SIZE];
+	struct bpfstash_entry *e, *other;
+	struct fixture fx;
+	struct bpfstash *s;
+	GElf_Ehdr ehdr;
+	Elf *elf;
+	size_t k;
+	int fd;
+
+	fixture_get("tiny", &fx);
+	assert_non_null(mkdtemp(dir));
+	for (k = 0; k < sizeof(machines) / sizeof(machines[0]); k++) {
+		struct bpfstash_meta m;
+
+		e = fixture_load(&fx);
+		e->meta.content.machine = machines[k];
+		assert_int_equal(bpfstash_entry_compute_hash(e, hash), 0);
+		bpfstash_hash_format(hash, hex);
+		m = e->meta;
+		memcpy(m.hash, hash, sizeof(hash));
+		assert_int_equal(fixture_sh("mkdir %s/%s && cd %s/stash/%s && cp %s %s %s %s %s %s "
+					    "%s/%s/", dir, hex, FIXTURES, fx.hash, files[0], files[1],
+					    files[2], files[3], files[4], files[5], dir, hex), 0);
+		snprintf(path, sizeof(path), "%s/%s/meta", dir, hex);
+		fixture_write_path(path, &m, sizeof(m));
+		bpfstash_entry_free(e);
+
+		assert_int_equal(bpfstash_open(dir, &s), 0);
+		assert_int_equal(bpfstash_entry_load(s, hex, 0, &other), 0);
+		assert_int_equal(bpfstash_entry_verify(other), 0);
+		snprintf(path, sizeof(path), "%s/%s.debug", dir, hex);
+		fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		assert_true(fd >= 0);
+		if (machines[k] == 0x7777) {
+			assert_int_equal(bpfstash_entry_export_elf(other, fd), -EOPNOTSUPP);
+		} else {
+			assert_int_equal(bpfstash_entry_export_elf(other, fd), 0);
+			assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+			elf = elf_begin(fd, ELF_C_READ, NULL);
+			assert_non_null(elf);
+			assert_non_null(gelf_getehdr(elf, &ehdr));
+			assert_int_equal(ehdr.e_machine, EM_AARCH64);
+			elf_end(elf);
+		}
+		close(fd);
+		bpfstash_entry_free(other);
+		bpfstash_close(s);
+	}
+	fixture_rmtree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_export_other_machine),
 		cmocka_unit_test(test_elf_contents),
 		cmocka_unit_test(test_readelf_build_id),
 		cmocka_unit_test(test_objdump_disassembles),

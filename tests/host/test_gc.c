@@ -1602,9 +1602,74 @@ static int setup(void **state)
 	return 0;
 }
 
+/*
+ * An entry of a format bpfstash-gc does not read is left alone and named:
+ * "format N, this reader knows M", exit 76 when nothing worse happened.
+ */
+static void test_other_formats(void **state)
+{
+	char dir[] = "/tmp/bpfstash-gc-formats-XXXXXX", newer[41], older[41];
+	struct run r;
+
+	fixture_other_formats(dir, newer, older);
+	run_gc(&r, "--root", dir, "--dry-run", "--max-age", "1s", NULL);
+	assert_int_equal(r.status, 76);
+	if (!strstr(r.err, "format 4, this reader knows 3 (a newer bpfstash-gc reads it)") ||
+	    !strstr(r.err, "format 2, this reader knows 3"))
+		fail_msg("gc on other formats: %s", r.err);
+	run_free(&r);
+	run_gc(&r, "--root", dir, "--json", "--max-age", "1s", NULL);
+	assert_int_equal(r.status, 76);
+	assert_non_null(strstr(r.out, "\"format\":4"));
+	assert_non_null(strstr(r.out, "\"format\":2"));
+	run_free(&r);
+	/* Left alone: still there. */
+	assert_true(tree_has(dir, newer));
+	assert_true(tree_has(dir, older));
+	fixture_rmtree(dir);
+}
+
+/*
+ * --loader-comm and --loader-cgroup: the limits apply to the entries of
+ * that loader alone.  The fixtures were loaded by bpftool in the root
+ * cgroup (id 1); two of them are unloaded.
+ */
+static void test_loader_filter(void **state)
+{
+	static const char *const none[][2] = {
+		{ "--loader-comm", "nosuch" }, { "--loader-cgroup", "2" },
+	};
+	char names[8][41];
+	struct run r;
+	size_t i;
+
+	run_gc(&r, "--root", FIXTURES "/stash", "--dry-run", "--json", "--max-entries", "0",
+	       "--max-age", "1s", "--loader-comm", "bpftool", "--loader-cgroup", "1", NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(json_names(r.out, "would_remove", names, 8), 2);
+	run_free(&r);
+	for (i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		run_gc(&r, "--root", FIXTURES "/stash", "--dry-run", "--json", "--max-age", "1s",
+		       none[i][0], none[i][1], NULL);
+		assert_int_equal(r.status, 0);
+		if (json_names(r.out, "would_remove", names, 8))
+			fail_msg("%s %s removed: %s", none[i][0], none[i][1], r.out);
+		run_free(&r);
+	}
+	run_gc(&r, "--root", FIXTURES "/stash", "--dry-run", "--loader-comm",
+	       "a-name-longer-than-15", NULL);
+	assert_int_equal(r.status, 64);
+	run_free(&r);
+	run_gc(&r, "--root", FIXTURES "/stash", "--dry-run", "--loader-cgroup", "x", NULL);
+	assert_int_equal(r.status, 64);
+	run_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_other_formats),
+		cmocka_unit_test(test_loader_filter),
 		cmocka_unit_test(test_usage_errors),
 		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_bad_roots),

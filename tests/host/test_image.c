@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Image entries (a BPF trampoline, a struct_ops trampoline, the XDP
- * dispatcher: content.prog_type 0) and their "calls" file.
+ * dispatcher: content.image_kind) and their "calls" file.
  *
  * The entries are built here as include/uapi/linux/bpfstash.h describes
  * them, until the kernel's own are captured into tests/fixtures, and each
  * is named by a content hash computed in this file with OpenSSL from the
- * header's text, never by libbpfstash: D(calls) follows D(btf) only in an
- * entry that has a calls file.  The same computation on a captured
- * program's entry gives its name, so programs' hashes did not change.
+ * header's text, never by libbpfstash: D() of every file, D(calls) and
+ * D(pokes) after D(btf), of nothing when the file is missing.  The same
+ * computation on a captured program's entry gives its name.
  * Then what reads or copies an entry: "info" against a text written out
  * here, the ELF export, bpfstash show and ls, bpfstash-gc's archive.
  */
@@ -68,16 +68,16 @@ static void sha256(const void *p, size_t n, uint8_t out[32])
 }
 
 /*
- * The content hash as the uapi header defines it: SHA-256 of "bpfstash-v2"
+ * The content hash as the uapi header defines it: SHA-256 of "bpfstash"
  * and a NUL, content, the funcs file, D() of jited, line_info,
- * jited_line_info, func_info and btf, then D(calls) if @calls_size; its
- * first 20 bytes, in hex.
+ * jited_line_info, func_info, btf, calls and pokes (this test's entries
+ * have none); its first 20 bytes, in hex.
  */
 static void abi_hash(const struct bpfstash_content *c, const void *funcs, size_t funcs_size,
 		     const void *const blobs[5], const size_t sizes[5], const void *calls,
 		     size_t calls_size, char hex[BPFSTASH_HEX_LEN + 1])
 {
-	static const char domain[12] = "bpfstash-v2";
+	static const char domain[9] = "bpfstash";
 	uint8_t d[32], out[32];
 	unsigned int len = 32;
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
@@ -92,10 +92,10 @@ static void abi_hash(const struct bpfstash_content *c, const void *funcs, size_t
 		sha256(blobs[i], sizes[i], d);
 		assert_int_equal(EVP_DigestUpdate(ctx, d, sizeof(d)), 1);
 	}
-	if (calls_size) {
-		sha256(calls, calls_size, d);
-		assert_int_equal(EVP_DigestUpdate(ctx, d, sizeof(d)), 1);
-	}
+	sha256(calls, calls_size, d);
+	assert_int_equal(EVP_DigestUpdate(ctx, d, sizeof(d)), 1);
+	sha256("", 0, d);	/* no pokes */
+	assert_int_equal(EVP_DigestUpdate(ctx, d, sizeof(d)), 1);
 	assert_int_equal(EVP_DigestFinal_ex(ctx, out, &len), 1);
 	EVP_MD_CTX_free(ctx);
 	for (i = 0; i < 20; i++)
@@ -113,9 +113,10 @@ static void image_init(struct image *im, uint32_t kind, const char *name, const 
 	int i;
 
 	memset(im, 0, sizeof(*im));
-	c->version = 2;
-	c->prog_type = 0;
-	c->expected_attach_type = kind;
+	im->meta.meta_size = sizeof(im->meta);
+	c->version = 3;
+	c->machine = 62;	/* EM_X86_64 */
+	c->image_kind = kind;
 	c->nr_funcs = 1;
 	c->jited_len = JITED_LEN;
 	c->attach_btf_id = 12345;
@@ -270,9 +271,9 @@ static void test_image_verifies(void **state)
 }
 
 /*
- * The hash has D(calls) exactly when the file is there: without the file,
- * the same entry does not hash to its name; an image without calls is
- * named by the hash without D(calls), and an empty calls file is no file.
+ * The hash covers calls: without the file, the same entry does not hash to
+ * its name; an image without calls is named with D() of nothing, and an
+ * empty calls file is no file.
  */
 static void test_calls_in_hash(void **state)
 {
@@ -393,7 +394,7 @@ static void test_calls_refused(void **state)
 }
 
 /* A program's hash, computed here from its files: what the kernel named it. */
-static void test_program_hash_unchanged(void **state)
+static void test_program_hash_as_documented(void **state)
 {
 	static const char *const names[] = { "tiny", "subprogs", "large" };
 	static const char *const blob_files[5] = {
@@ -449,8 +450,11 @@ static void test_image_info(void **state)
 		"load_time        2023-11-14T22:13:25.000000000Z (boot +5.000000000 s)\n"
 		"unload_time      2023-11-14T22:13:27.000000000Z (boot +7.000000000 s)\n"
 		"uid              0\n"
+		"loader           -\n"
+		"boot_id          00000000-0000-0000-0000-000000000000\n"
 		"functions        1\n"
 		"jited_bytes      64\n"
+		"pokes            0\n"
 		"xlated_bytes     0\n"
 		"verified_insns   0\n"
 		"line_info        0\n"
@@ -459,7 +463,7 @@ static void test_image_info(void **state)
 		"btf_id           0\n"
 		"btf_bytes        0\n"
 		"gpl_compatible   0\n"
-		"expected_attach  1\n"
+		"expected_attach  0\n"
 		"attach_target    tcp_sendmsg (btf_id 12345, btf obj 1)\n"
 		"bytes            4096\n"
 		"image            trampoline\n"
@@ -665,7 +669,7 @@ int main(void)
 		cmocka_unit_test(test_calls_in_hash),
 		cmocka_unit_test(test_calls_tampered),
 		cmocka_unit_test(test_calls_refused),
-		cmocka_unit_test(test_program_hash_unchanged),
+		cmocka_unit_test(test_program_hash_as_documented),
 		cmocka_unit_test(test_image_info),
 		cmocka_unit_test(test_unknown_kinds),
 		cmocka_unit_test(test_image_export),

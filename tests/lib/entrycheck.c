@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <elf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -200,6 +204,67 @@ int check_stash_views(const char *what, size_t max)
 }
 
 /*
+ * Who made an entry, as meta says: this process loaded it (its pid, comm
+ * and cgroup v2 id, the inode number of its cgroup's directory), in this
+ * boot, on this machine.  Checked for entries this process loaded.
+ */
+void check_entry_origin(const struct bpfstash_meta *m, const char *what)
+{
+	char comm[32] = "", path[600] = "/sys/fs/cgroup", line[512];
+	struct stat st;
+	FILE *f;
+
+	ASSERT_EQ(m->loader_tgid, (__u32)getpid(), "loader_tgid == getpid()");
+	f = fopen("/proc/self/comm", "re");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	ASSERT_STREQ(m->loader_comm, comm, "loader_comm == /proc/self/comm");
+	/* "0::/path" in a cgroup v2 hierarchy; the id is its directory's inode. */
+	f = fopen("/proc/self/cgroup", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s", line + 3);
+		}
+	if (f)
+		fclose(f);
+	/* In the root cgroup, with or without cgroup2 mounted, the id is 1. */
+	if (!strcmp(path, "/sys/fs/cgroup/"))
+		ASSERT_EQ(m->loader_cgroup_id, 1, "loader_cgroup_id == 1 (the root cgroup)");
+	else if (!stat(path, &st))
+		ASSERT_EQ(m->loader_cgroup_id, (__u64)st.st_ino, "loader_cgroup_id == cgroup ino");
+	else
+		test__note("%s: no cgroup v2 directory at %s: loader_cgroup_id %llu unchecked",
+			   what, path, (unsigned long long)m->loader_cgroup_id);
+	check_entry_boot(m);
+}
+
+/* meta names this boot and this machine. */
+void check_entry_boot(const struct bpfstash_meta *m)
+{
+	uint8_t boot_id[BPFSTASH_BOOT_ID_SIZE];
+	char boot[64] = "";
+	FILE *f;
+
+	f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	if (f) {
+		if (fgets(boot, sizeof(boot), f))
+			boot[strcspn(boot, "\n")] = '\0';
+		fclose(f);
+	}
+	if (ASSERT_OK(bpfstash_boot_id_parse(boot, boot_id), "boot_id of this boot"))
+		ASSERT_MEMEQ(m->boot_id, boot_id, sizeof(boot_id), "boot_id == this boot's");
+#if defined(__x86_64__)
+	ASSERT_EQ(m->content.machine, EM_X86_64, "machine");
+#elif defined(__aarch64__)
+	ASSERT_EQ(m->content.machine, EM_AARCH64, "machine");
+#endif
+}
+
+/*
  * The entry of the program behind @prog_fd matches what the kernel reports
  * for it, file by file, and its name is the hash of its content.
  */
@@ -235,6 +300,29 @@ void check_entry_matches(int prog_fd, const char *what)
 	ASSERT_EQ(m->content.verified_insns, pi.info.verified_insns, "verified_insns");
 	ASSERT_EQ(m->btf_id, pi.info.btf_id, "btf_id");
 	ASSERT_EQ(m->uid, getuid(), "uid");
+	/*
+	 * Loaded by this process: it is the loader.  By another (a tool the
+	 * test ran): its comm, while it lives.  Stored by the start's walk:
+	 * no known loader.
+	 */
+	if (m->loader_tgid == (__u32)getpid()) {
+		check_entry_origin(m, what);
+	} else {
+		char path[64], comm[32] = "";
+		FILE *f;
+
+		ASSERT_TRUE(m->loader_tgid || (!m->loader_comm[0] && !m->loader_cgroup_id),
+			    "a loader, or none at all");
+		snprintf(path, sizeof(path), "/proc/%u/comm", m->loader_tgid);
+		f = m->loader_tgid ? fopen(path, "re") : NULL;
+		if (f && fgets(comm, sizeof(comm), f)) {
+			comm[strcspn(comm, "\n")] = '\0';
+			ASSERT_STREQ(m->loader_comm, comm, "loader_comm == /proc/<loader>/comm");
+		}
+		if (f)
+			fclose(f);
+		check_entry_boot(m);
+	}
 
 	/* jited_prog_insns, jited_ksyms, jited_func_lens */
 	blob = bpfstash_entry_blob(e, BPFSTASH_JITED, &size);

@@ -11,6 +11,12 @@
  */
 void check_entry_matches(int prog_fd, const char *what);
 
+struct bpfstash_meta;
+/* meta names this process, this boot and this machine as the entry's maker. */
+void check_entry_origin(const struct bpfstash_meta *m, const char *what);
+/* meta names this boot and this machine. */
+void check_entry_boot(const struct bpfstash_meta *m);
+
 struct bpfstash_entry;
 
 /*

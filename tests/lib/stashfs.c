@@ -188,7 +188,7 @@ int stash_find_prog(__u32 prog_id, char hex[41])
 			continue;
 		if (stash_read(de->d_name, "meta", (void **)&m, &size))
 			continue;
-		if (size == sizeof(*m) && m->prog_id == prog_id) {
+		if (size >= sizeof(*m) && m->prog_id == prog_id) {
 			memcpy(hex, de->d_name, 41);
 			err = 0;
 		}

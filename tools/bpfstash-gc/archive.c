@@ -9,7 +9,7 @@
  * Each is a zstd-compressed tar (written with libarchive) of
  *
  *   <40 hex>/meta, funcs, jited, line_info, jited_line_info, func_info, btf,
- *             and calls in an image's entry that has one
+ *             and calls and pokes in an entry that has them
  *   <40 hex>.debug      the entry as ELF (bpfstash_entry_export_elf()):
  *                       build-id = the hash, .text, symbols, .debug_line
  *
@@ -81,17 +81,20 @@ struct gc_archive {
 
 /*
  * The files of an entry, in archive order: the hash covers all but meta's
- * state.  The last, an image's calls, is optional: archived when it is
- * there (and not empty, which is the same as missing).
+ * state.  The last two, an image's calls and the pokes, are optional:
+ * archived when they are there (and not empty, which is the same as
+ * missing).
  */
 static const char *const entry_files[] = {
 	"meta", "funcs", "jited", "line_info", "jited_line_info", "func_info", "btf", "calls",
+	"pokes",
 };
 #define NR_FILES (sizeof(entry_files) / sizeof(entry_files[0]))
-#define FILE_CALLS (NR_FILES - 1)
+#define FILE_CALLS (NR_FILES - 2)
+#define FILE_POKES (NR_FILES - 1)
 /* Caps while reading, as libbpfstash's (above anything the kernel makes). */
 static const size_t file_caps[NR_FILES] = {
-	sizeof(struct bpfstash_meta),
+	BPFSTASH_MAX_META,
 	BPFSTASH_MAX_FUNCS * (sizeof(struct bpfstash_func) + 512),
 	BPFSTASH_MAX_JITED,
 	(size_t)BPFSTASH_MAX_LINES * sizeof(struct bpf_line_info),
@@ -99,6 +102,7 @@ static const size_t file_caps[NR_FILES] = {
 	(size_t)BPFSTASH_MAX_FUNC_INFO * sizeof(struct bpf_func_info),
 	BPFSTASH_MAX_BTF,
 	(size_t)BPFSTASH_MAX_CALLS * sizeof(struct bpfstash_call),
+	(size_t)BPFSTASH_MAX_POKES * sizeof(struct bpfstash_poke),
 };
 
 static uint64_t ts_ns(const struct timespec *ts)
@@ -567,7 +571,7 @@ static int load_entry(int root_fd, int efd, const char *name, struct files *f)
 
 	for (i = 0; i < NR_FILES; i++) {
 		err = read_file(efd, entry_files[i], file_caps[i], &f->buf[i], &f->size[i]);
-		if (err == -ENOENT && i == FILE_CALLS)
+		if (err == -ENOENT && (i == FILE_CALLS || i == FILE_POKES))
 			err = 0;
 		if (err)
 			return err;
@@ -580,8 +584,17 @@ static int load_entry(int root_fd, int efd, const char *name, struct files *f)
 		goto out;
 
 	err = -ESTALE;
+	/*
+	 * The content and the name: what was verified.  The state may change
+	 * between the two reads (an unload; the entry's share of blobs, as
+	 * other entries go), and a later kernel's meta is larger.  (The
+	 * library's records are in the host's order, the files' little-endian:
+	 * on a big-endian host they differ, and nothing is archived.)
+	 */
 	m = bpfstash_entry_meta(e);
-	if (f->size[0] != sizeof(*m) || memcmp(f->buf[0], m, sizeof(*m)))
+	if (f->size[0] < sizeof(*m) ||
+	    memcmp((uint8_t *)f->buf[0] + offsetof(struct bpfstash_meta, content), &m->content,
+		   offsetof(struct bpfstash_meta, prog_id) - offsetof(struct bpfstash_meta, content)))
 		goto out;
 	data = bpfstash_entry_func(e, 0);
 	if (f->size[1] != m->content.funcs_size || memcmp(f->buf[1], data, f->size[1]))
@@ -602,6 +615,10 @@ static int load_entry(int root_fd, int efd, const char *name, struct files *f)
 		data = bpfstash_entry_calls(e, &nr);
 		size = (size_t)nr * sizeof(struct bpfstash_call);
 		if (size != f->size[FILE_CALLS] || (size && memcmp(data, f->buf[FILE_CALLS], size)))
+			goto out;
+		data = bpfstash_entry_pokes(e, &nr);
+		size = (size_t)nr * sizeof(struct bpfstash_poke);
+		if (size != f->size[FILE_POKES] || (size && memcmp(data, f->buf[FILE_POKES], size)))
 			goto out;
 	}
 
@@ -783,8 +800,8 @@ int gc_archive_entry(struct gc_archive *ar, int root_fd, int efd, const char *na
 	if (err)
 		goto out;
 	for (i = n = 0; i < NR_FILES; i++) {
-		if (i == FILE_CALLS && !f.size[i])
-			continue;	/* a program's entry, or an image without calls */
+		if ((i == FILE_CALLS || i == FILE_POKES) && !f.size[i])
+			continue;	/* no calls (a program's), no pokes (an image's) */
 		snprintf(mem[n].path, sizeof(mem[n].path), "%s/%s", name, entry_files[i]);
 		mem[n].data = f.buf[i];
 		mem[n].size = f.size[i];

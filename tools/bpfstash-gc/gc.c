@@ -101,11 +101,19 @@ static void emit(struct gc *g, struct gc_event ev)
 
 static void fail(struct gc *g, const char *name, const char *what, int err)
 {
+	uint32_t format = 0;
+
 	g->r->errors++;
 	if (!g->r->first_err)
 		g->r->first_err = err;
+	/* Archiving an entry of a format libbpfstash does not read: which. */
+	if (err == -EPROTONOSUPPORT) {
+		g->r->other_format++;
+		if (bpfstash_entry_version_at(g->root_fd, name, &format))
+			format = 0;
+	}
 	emit(g, (struct gc_event){ .type = GC_EV_ERROR, .name = name, .what = what,
-				   .err = err });
+				   .err = err, .format = format });
 }
 
 /*
@@ -170,15 +178,18 @@ static int open_dir_at(struct gc *g, int dir_fd, const char *name, struct stat *
 }
 
 /*
- * A copy's meta, read from the entry directory @efd: exactly one struct,
- * of a version we know, naming this entry.
+ * An entry's meta, read from the entry directory @efd: of a version we
+ * know (-EPROTONOSUPPORT, with *@version, for another), at least the
+ * struct we know and as large as it says, naming this entry; its fields
+ * in the host's byte order (those the GC reads).
  */
-static int read_meta(int efd, const char *name, struct bpfstash_meta *m)
+static int read_meta(int efd, const char *name, struct bpfstash_meta *m, uint32_t *version)
 {
 	char hex[BPFSTASH_HEX_LEN + 1];
 	struct stat st;
 	ssize_t n, len = 0;
-	char buf[sizeof(*m) + 1];
+	char buf[BPFSTASH_MAX_META + 1];
+	uint32_t v;
 	int fd, err = 0;
 
 	fd = openat(efd, "meta", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -197,15 +208,35 @@ static int read_meta(int efd, const char *name, struct bpfstash_meta *m)
 		}
 		len += n;
 	}
-	if (len != sizeof(*m)) {
+	/*
+	 * meta_size and content.version keep their place from format 3 on;
+	 * formats 1 and 2 had the version first.
+	 */
+	if (len < (ssize_t)offsetof(struct bpfstash_meta, content.version) + 4) {
+		err = -EBADMSG;
+		goto out;
+	}
+	memcpy(&v, buf, sizeof(v));
+	if (le32toh(v) != 1 && le32toh(v) != 2)
+		memcpy(&v, buf + offsetof(struct bpfstash_meta, content.version), sizeof(v));
+	*version = le32toh(v);
+	if (*version != BPFSTASH_VERSION) {
+		err = -EPROTONOSUPPORT;
+		goto out;
+	}
+	memcpy(&v, buf, sizeof(v));
+	if (len < (ssize_t)sizeof(*m) || le32toh(v) != len) {
 		err = -EBADMSG;
 		goto out;
 	}
 	memcpy(m, buf, sizeof(*m));
+	m->flags = le32toh(m->flags);
+	m->load_time_real = le64toh(m->load_time_real);
+	m->unload_time_real = le64toh(m->unload_time_real);
+	m->bytes = le64toh(m->bytes);
+	m->loader_cgroup_id = le64toh(m->loader_cgroup_id);
 	bpfstash_hash_format(m->hash, hex);
-	if (m->content.version != BPFSTASH_VERSION)
-		err = -EPROTONOSUPPORT;
-	else if (strcmp(hex, name))
+	if (strcmp(hex, name))
 		err = -EBADMSG;
 out:
 	close(fd);
@@ -308,14 +339,36 @@ static int push(struct gc *g, const struct gc_ent *e)
 	return 0;
 }
 
-static void skip(struct gc *g, const char *name, int err)
+static void skip(struct gc *g, const char *name, int err, uint32_t format)
 {
 	g->r->skipped++;
-	emit(g, (struct gc_event){ .type = GC_EV_SKIP, .name = name, .err = err });
+	if (err == -EPROTONOSUPPORT)
+		g->r->other_format++;
+	emit(g, (struct gc_event){ .type = GC_EV_SKIP, .name = name, .err = err,
+				   .format = format });
 }
 
-/* One entry-named directory entry: fill @e, or say why it is not an entry. */
-static int scan_one(struct gc *g, const char *name, struct gc_ent *e)
+/* Whether the loader meta names is the one --loader-comm and --loader-cgroup ask for. */
+static bool loader_matches(const struct gc_opts *o, const struct bpfstash_meta *m)
+{
+	if (o->loader_comm && strncmp(m->loader_comm, o->loader_comm, sizeof(m->loader_comm)))
+		return false;
+	if (o->loader_cgroup_set && m->loader_cgroup_id != o->loader_cgroup)
+		return false;
+	return true;
+}
+
+static bool loader_filter(const struct gc_opts *o)
+{
+	return o->loader_comm || o->loader_cgroup_set;
+}
+
+/*
+ * One entry-named directory entry: fill @e, or say why it is not an entry
+ * (*@format: the version of one of another format), or GC_FILTERED for
+ * an entry --loader-comm or --loader-cgroup leave out.
+ */
+static int scan_one(struct gc *g, const char *name, struct gc_ent *e, uint32_t *format)
 {
 	struct bpfstash_meta m;
 	struct stat st, est;
@@ -339,14 +392,20 @@ static int scan_one(struct gc *g, const char *name, struct gc_ent *e)
 		e->loaded = ctime_ns == e->load_ns;
 		unload_ns = e->loaded ? 0 : ctime_ns;
 		e->bytes = st.st_size;
-	} else {
+	}
+	/* A copy's state is in meta; on a mount, only a filter needs it. */
+	if (!g->mounted || loader_filter(g->o)) {
 		efd = open_dir_at(g, g->root_fd, name, &est);
 		if (efd < 0)
 			return efd;
-		err = est.st_ino == st.st_ino ? read_meta(efd, name, &m) : -ESTALE;
+		err = est.st_ino == st.st_ino ? read_meta(efd, name, &m, format) : -ESTALE;
 		close(efd);
 		if (err)
 			return err;
+		if (!loader_matches(g->o, &m))
+			return GC_FILTERED;
+	}
+	if (!g->mounted) {
 		e->load_ns = m.load_time_real;
 		e->loaded = m.flags & BPFSTASH_META_LOADED;
 		unload_ns = m.unload_time_real;
@@ -378,13 +437,20 @@ static int scan(struct gc *g)
 	if (!d)
 		return -errno;
 	for (errno = 0; (de = readdir(d)); errno = 0) {
+		uint32_t format = 0;
+
 		if (!bpfstash_name_valid(de->d_name))
 			continue;
-		err = scan_one(g, de->d_name, &e);
-		if (err == -ENOENT)
-			continue;	/* gone since readdir: nothing to do */
+		err = scan_one(g, de->d_name, &e, &format);
+		if (err == -ENOENT || err == GC_FILTERED) {
+			/* gone since readdir, or not one the filter asks for */
+			g->r->filtered += err == GC_FILTERED;
+			err = 0;
+			continue;
+		}
 		if (err) {
-			skip(g, de->d_name, err);
+			skip(g, de->d_name, err, format);
+			err = 0;
 			continue;
 		}
 		err = push(g, &e);

@@ -62,6 +62,9 @@ struct gc_opts {
 	uint64_t archive_max_bytes;	/* 0: no quota */
 	bool archive_max_set;		/* else the default: 10% of its filesystem, at most 4G */
 	bool dry_run;
+	const char *loader_comm;	/* only entries whose loader had this comm */
+	uint64_t loader_cgroup;		/* ... or was in this cgroup (v2 id) */
+	bool loader_cgroup_set;
 	uint64_t now_ns;		/* 0: the real time (CLOCK_REALTIME) */
 	gc_event_fn event;		/* may be NULL */
 	void *event_ctx;
@@ -94,6 +97,7 @@ struct gc_event {
 	uint64_t time_ns;	/* its age-by timestamp, ns since the epoch */
 	const char *path;	/* GC_EV_ARCHIVE: the archive file */
 	int err;		/* GC_EV_ERROR, GC_EV_SKIP: why */
+	uint32_t format;	/* for -EPROTONOSUPPORT: the entry's format version */
 	const char *what;	/* GC_EV_ERROR: the step that failed */
 };
 
@@ -108,6 +112,8 @@ struct gc_result {
 	uint64_t archive_evicted, archive_evicted_bytes;
 	uint64_t kept_live;		/* entries a limit wanted, kept: loaded */
 	uint64_t skipped;		/* entry-named, not entries */
+	uint64_t other_format;		/* of them, entries of a format we do not read */
+	uint64_t filtered;		/* entries the loader filter leaves out */
 	uint64_t cleaned;		/* leftovers of interrupted runs */
 	uint64_t errors;
 	int first_err;			/* the first error, remembered (tmpfiles) */
@@ -116,6 +122,9 @@ struct gc_result {
 	uint64_t archive_bytes, archive_max_bytes;	/* the archive, after */
 	const char *failed_step;	/* gc_run() failed: at which step */
 };
+
+/* scan_one(): an entry the loader filter leaves out (not an error). */
+#define GC_FILTERED	1
 
 /* Errors of gc_run() beyond errno values of the system. */
 #define GC_ENOTSTASH	EMEDIUMTYPE	/* the root is neither a mount nor a copy */

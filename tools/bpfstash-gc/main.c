@@ -12,7 +12,9 @@
  * option, or a --root that is not a stash), 69 the stash is unavailable
  * (not mounted, not readable, locked by another instance), 73 partial
  * failure (an entry could not be archived or removed, or a limit cannot be
- * met without removing entries of loaded programs), 1 anything else.
+ * met without removing entries of loaded programs), 76 entries of a format
+ * this bpfstash-gc does not read were left alone (and nothing above), 1
+ * anything else.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -136,8 +138,20 @@ static const char *err_text(int err)
 	case -EDQUOT: return "its archive alone is over --archive-max-size";
 	case -ESTALE: return "changed while being processed";
 	case -EISDIR: return "holds a directory, which no entry does";
+	case -EPROTONOSUPPORT: return "a format this bpfstash-gc does not read";
 	default: return strerror(-err);
 	}
+}
+
+/* Why an event's entry failed or was skipped; an entry of another format says which. */
+static const char *ev_err_text(const struct gc_event *ev, char *buf, size_t size)
+{
+	if (ev->err != -EPROTONOSUPPORT || !ev->format)
+		return err_text(ev->err);
+	snprintf(buf, size, "format %u, this reader knows %u%s", ev->format,
+		 bpfstash_format_version(),
+		 ev->format > bpfstash_format_version() ? " (a newer bpfstash-gc reads it)" : "");
+	return buf;
 }
 
 static const char *fmt_time(uint64_t ns, char *buf, size_t size)
@@ -179,8 +193,12 @@ static void json_action(const struct gc_event *ev)
 		json_str(stdout, ev->path);
 	}
 	if (ev->err) {
+		char buf[96];
+
 		fputs(",\"error\":", stdout);
-		json_str(stdout, err_text(ev->err));
+		json_str(stdout, ev_err_text(ev, buf, sizeof(buf)));
+		if (ev->format)
+			fprintf(stdout, ",\"format\":%u", ev->format);
 	}
 	if (ev->what) {
 		fputs(",\"step\":", stdout);
@@ -192,12 +210,13 @@ static void json_action(const struct gc_event *ev)
 static void on_event(const struct gc_event *ev, void *ctx)
 {
 	bool lines = out.verbose || out.journal_err || ev->dry_run;
-	char sz[32], tm[64];
+	char sz[32], tm[64], why[96];
 
 	if (out.json) {
 		json_action(ev);
 		if (ev->type == GC_EV_ERROR)
-			say(LOG_ERR, "Failed to %s %s: %s", ev->what, ev->name, err_text(ev->err));
+			say(LOG_ERR, "Failed to %s %s: %s", ev->what, ev->name,
+			    ev_err_text(ev, why, sizeof(why)));
 		return;
 	}
 	switch (ev->type) {
@@ -221,10 +240,11 @@ static void on_event(const struct gc_event *ev, void *ctx)
 			     reason_text(ev->reason));
 		break;
 	case GC_EV_ERROR:
-		say(LOG_ERR, "Failed to %s %s: %s", ev->what, ev->name, err_text(ev->err));
+		say(LOG_ERR, "Failed to %s %s: %s", ev->what, ev->name,
+			    ev_err_text(ev, why, sizeof(why)));
 		break;
 	case GC_EV_SKIP:
-		say(LOG_WARNING, "Skipped %s: %s", ev->name, err_text(ev->err));
+		say(LOG_WARNING, "Skipped %s: %s", ev->name, ev_err_text(ev, why, sizeof(why)));
 		break;
 	case GC_EV_ARCHIVE_EVICT:
 		if (lines)
@@ -239,9 +259,16 @@ static void on_event(const struct gc_event *ev, void *ctx)
 	}
 }
 
+/*
+ * 73 (EX_CANTCREAT) when an entry could not be archived or removed or a
+ * limit still does not hold; else 76 (EX_PROTOCOL) when entries of a
+ * format this bpfstash-gc does not read were left alone; else 0.
+ */
 static int exit_status(const struct gc_result *r)
 {
-	return r->errors || !r->limits_met ? EX_CANTCREAT : EX_OK;
+	if (r->errors || !r->limits_met)
+		return EX_CANTCREAT;
+	return r->other_format ? EX_PROTOCOL : EX_OK;
 }
 
 static void print_summary(const struct gc_opts *o, const struct gc_result *r)
@@ -395,6 +422,10 @@ static void usage(void)
 "      --max-entries N       keep at most N entries, or N%% of max_entries=\n"
 "      --age-by WHAT         load (default), unload or access: the time that\n"
 "                            makes an entry old, and the removal order\n"
+"Which entries (the limits apply to those alone):\n"
+"      --loader-comm COMM    entries of programs loaded by a task named COMM\n"
+"      --loader-cgroup ID    entries of programs loaded in cgroup ID (v2 id,\n"
+"                            as bpfstash show and stat -c %%i of its directory say)\n"
 "Archive:\n"
 "      --archive DIR         archive each entry before removing it, into\n"
 "                            DIR/<2 hex>/<hash>.tar.zst (debuginfod -Z .tar.zst)\n"
@@ -412,13 +443,15 @@ static void usage(void)
 "  -V, --version             the version\n"
 "\n"
 "Entries of loaded programs are never removed.  Exit status: 0 done, 64 usage,\n"
-"69 stash unavailable, 73 partial failure or a limit not met, 1 other.\n"
+"69 stash unavailable, 73 partial failure or a limit not met, 76 entries of a\n"
+"format this bpfstash-gc does not read left alone, 1 other.\n"
 "See bpfstash-gc(8).\n");
 }
 
 enum {
 	OPT_MAX_AGE = 256, OPT_MAX_SIZE, OPT_MAX_ENTRIES, OPT_AGE_BY, OPT_ARCHIVE,
-	OPT_ARCHIVE_MAX, OPT_ROOT, OPT_ONCE, OPT_INTERVAL, OPT_NOW,
+	OPT_ARCHIVE_MAX, OPT_ROOT, OPT_ONCE, OPT_INTERVAL, OPT_NOW, OPT_LOADER_COMM,
+	OPT_LOADER_CGROUP,
 };
 
 static const struct option long_opts[] = {
@@ -435,6 +468,8 @@ static const struct option long_opts[] = {
 	{ "json",		no_argument,	   NULL, 'j' },
 	{ "verbose",		no_argument,	   NULL, 'v' },
 	{ "now",		required_argument, NULL, OPT_NOW },
+	{ "loader-comm",	required_argument, NULL, OPT_LOADER_COMM },
+	{ "loader-cgroup",	required_argument, NULL, OPT_LOADER_CGROUP },
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "version",		no_argument,	   NULL, 'V' },
 	{}
@@ -551,6 +586,23 @@ int main(int argc, char **argv)
 			if (err)
 				bad_value("--now", optarg, err, "give seconds since the epoch");
 			break;
+		case OPT_LOADER_COMM:
+			if (!*optarg || strlen(optarg) >= BPFSTASH_COMM_LEN)
+				usage_error("--loader-comm: give a task name of 1 to %d characters",
+					    BPFSTASH_COMM_LEN - 1);
+			o.loader_comm = optarg;
+			break;
+		case OPT_LOADER_CGROUP: {
+			char *end;
+
+			errno = 0;
+			o.loader_cgroup = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-')
+				bad_value("--loader-cgroup", optarg, errno ? -errno : -EINVAL,
+					  "give a cgroup id, a number");
+			o.loader_cgroup_set = true;
+			break;
+		}
 		case 'j':
 			out.json = true;
 			break;

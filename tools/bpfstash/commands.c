@@ -33,7 +33,7 @@ static void tag_hex(const uint8_t *tag, char *buf)
 }
 
 /*
- * An image's kind (content.prog_type 0), or a call's: its name, or its
+ * An image's kind (content.image_kind), or a call's: its name, or its
  * number for a kind this library does not know, as the kernel's "info".
  */
 static const char *kind_str(const char *name, uint32_t kind, char *buf, size_t size)
@@ -46,13 +46,48 @@ static const char *kind_str(const char *name, uint32_t kind, char *buf, size_t s
 
 static bool is_image(const struct bpfstash_meta *m)
 {
-	return m->content.prog_type == 0;
+	return m->content.image_kind;
 }
 
 static const char *image_kind(const struct bpfstash_meta *m, char *buf, size_t size)
 {
-	return kind_str(bpfstash_image_kind_name(m->content.expected_attach_type),
-			m->content.expected_attach_type, buf, size);
+	return kind_str(bpfstash_image_kind_name(m->content.image_kind),
+			m->content.image_kind, buf, size);
+}
+
+/* The architecture of an entry's code, as uname -m names it. */
+static const char *machine_str(const struct bpfstash_meta *m, char *buf, size_t size)
+{
+	return kind_str(bpfstash_machine_name(m->content.machine), m->content.machine, buf,
+			size);
+}
+
+/* Who loaded the program (or attached the image), in JSON: null if unknown. */
+static void json_loader(const struct bpfstash_meta *m)
+{
+	char comm[BPFSTASH_COMM_LEN + 1];
+
+	jsonw_name(json_wtr, "loader");
+	if (!m->loader_tgid) {
+		jsonw_null(json_wtr);
+		return;
+	}
+	snprintf(comm, sizeof(comm), "%.*s", BPFSTASH_COMM_LEN, m->loader_comm);
+	jsonw_start_object(json_wtr);
+	jsonw_uint_field(json_wtr, "pid", m->loader_tgid);
+	jsonw_string_field(json_wtr, "comm", comm);
+	jsonw_uint_field(json_wtr, "cgroup_id", m->loader_cgroup_id);
+	jsonw_end_object(json_wtr);
+}
+
+/* The same as text: "pid 1234 comm foo cgroup 56", or "-". */
+static const char *loader_str(const struct bpfstash_meta *m, char *buf, size_t size)
+{
+	if (!m->loader_tgid)
+		return "-";
+	snprintf(buf, size, "pid %u comm %.*s cgroup %llu", m->loader_tgid, BPFSTASH_COMM_LEN,
+		 m->loader_comm, (unsigned long long)m->loader_cgroup_id);
+	return buf;
 }
 
 /* Seconds since the entry was loaded, 0 if the clock says otherwise. */
@@ -90,21 +125,26 @@ int do_ls(int argc, char **argv)
 	for (i = 0; i < count; i++) {
 		const struct bpfstash_meta *m;
 		struct bpfstash_entry *e;
-		char age[32], when[32], kind[16], label[BPFSTASH_NAME_LEN + 2];
+		char age[32], when[32], kind[16], label[BPFSTASH_NAME_LEN + 2], buf[96];
+		char boot_id[BPFSTASH_BOOT_ID_LEN + 1];
 		uint32_t nr_calls;
 
 		/* meta alone: listing 100 000 entries reads one file each */
 		err = bpfstash_entry_load(stash, names[i], BPFSTASH_LOAD_META, &e);
 		if (err) {
+			const char *why = entry_errstr(stash, names[i], err, buf, sizeof(buf));
+
 			if (json_wtr) {
 				jsonw_start_object(json_wtr);
 				jsonw_string_field(json_wtr, "hash", names[i]);
-				jsonw_string_field(json_wtr, "error", errstr(err));
+				jsonw_string_field(json_wtr, "error", why);
 				jsonw_end_object(json_wtr);
 			} else {
-				fprintf(stderr, "Error: %s: %s\n", names[i], errstr(err));
+				fprintf(stderr, "Error: %s: %s\n", names[i], why);
 			}
-			ret = EXIT_FAIL;
+			/* A newer format says so, whatever else failed. */
+			if (ret != EXIT_FORMAT)
+				ret = entry_exit(err);
 			continue;
 		}
 		m = bpfstash_entry_meta(e);
@@ -130,6 +170,9 @@ int do_ls(int argc, char **argv)
 			format_time(m->unload_time_real, when, sizeof(when));
 			jsonw_string_field(json_wtr, "unload_time", when);
 			jsonw_uint_field(json_wtr, "age_s", entry_age(m));
+			json_loader(m);
+			bpfstash_boot_id_format(m->boot_id, boot_id);
+			jsonw_string_field(json_wtr, "boot_id", boot_id);
 			jsonw_end_object(json_wtr);
 		} else {
 			/* an image as [kind]: no program's name has brackets */
@@ -179,8 +222,8 @@ int do_show(int argc, char **argv)
 	const struct bpfstash_meta *m;
 	struct bpfstash_entry *e;
 	struct bpfstash *stash;
-	char tag[2 * BPFSTASH_TAG_SIZE + 1], load[32], unload[32], kind[16];
-	char entry[BPFSTASH_HEX_LEN + 1];
+	char tag[2 * BPFSTASH_TAG_SIZE + 1], load[32], unload[32], kind[16], machine[16];
+	char entry[BPFSTASH_HEX_LEN + 1], boot_id[BPFSTASH_BOOT_ID_LEN + 1], loader[64];
 	const struct bpfstash_call *calls;
 	uint32_t i, nr_calls;
 	int ret, verified;
@@ -195,6 +238,7 @@ int do_show(int argc, char **argv)
 	format_time(m->unload_time_real, unload, sizeof(unload));
 	verified = bpfstash_entry_verify(e);
 	calls = bpfstash_entry_calls(e, &nr_calls);
+	bpfstash_boot_id_format(m->boot_id, boot_id);
 
 	if (json_wtr) {
 		jsonw_start_object(json_wtr);
@@ -212,7 +256,11 @@ int do_show(int argc, char **argv)
 		jsonw_uint_field(json_wtr, "load_time_ns", m->load_time_real);
 		jsonw_uint_field(json_wtr, "unload_time_ns", m->unload_time_real);
 		jsonw_uint_field(json_wtr, "uid", m->uid);
+		json_loader(m);
+		jsonw_string_field(json_wtr, "boot_id", boot_id);
+		jsonw_string_field(json_wtr, "machine", machine_str(m, machine, sizeof(machine)));
 		jsonw_uint_field(json_wtr, "jited_len", c->jited_len);
+		jsonw_uint_field(json_wtr, "nr_pokes", c->nr_pokes);
 		jsonw_uint_field(json_wtr, "xlated_len", c->xlated_len);
 		jsonw_uint_field(json_wtr, "verified_insns", c->verified_insns);
 		jsonw_uint_field(json_wtr, "nr_line_info", c->nr_line_info);
@@ -239,7 +287,11 @@ int do_show(int argc, char **argv)
 		printf("load_time        %s\n", load);
 		printf("unload_time      %s\n", unload);
 		printf("uid              %u\n", m->uid);
-		printf("jited_bytes      %u\n", c->jited_len);
+		printf("loader           %s\n", loader_str(m, loader, sizeof(loader)));
+		printf("boot_id          %s\n", boot_id);
+		printf("machine          %s\n", machine_str(m, machine, sizeof(machine)));
+		printf("jited_bytes      %u (%u poke site%s)\n", c->jited_len, c->nr_pokes,
+		       c->nr_pokes == 1 ? "" : "s");
 		printf("xlated_bytes     %u\n", c->xlated_len);
 		printf("verified_insns   %u\n", c->verified_insns);
 		printf("line_info        %u (jited: %u)\n", c->nr_line_info, c->nr_jited_line_info);
@@ -686,6 +738,8 @@ int do_resolve(int argc, char **argv)
 		return usage_error("resolve needs an ADDR or HASH+OFFSET");
 	if (opts.at && parse_at(opts.at, &when))
 		return EXIT_USAGE;
+	if (opts.boot_id_given)
+		when.boot_id = opts.boot_id;
 	ret = stash_open(&stash);
 	if (ret)
 		return ret;
@@ -762,7 +816,8 @@ int do_verify(int argc, char **argv)
 {
 	struct bpfstash *stash;
 	size_t count, i, failed = 0;
-	char **names;
+	bool newer = false;
+	char **names, buf[96];
 	int ret;
 
 	ret = stash_open(&stash);
@@ -790,8 +845,10 @@ int do_verify(int argc, char **argv)
 		}
 		if (err) {
 			report(names[i], NULL, NULL, err == -ENOENT ?
-			       "missing (the entry, or one of its files)" : errstr(err));
+			       "missing (the entry, or one of its files)" :
+			       entry_errstr(stash, names[i], err, buf, sizeof(buf)));
 			failed++;
+			newer |= err == -EPROTONOSUPPORT;
 			continue;
 		}
 		report(names[i], NULL, NULL, NULL);
@@ -802,14 +859,15 @@ int do_verify(int argc, char **argv)
 		p_info("%zu entries verified, %zu failed", count, failed);
 	bpfstash_names_free(names);
 	bpfstash_close(stash);
-	return failed ? EXIT_FAIL : EXIT_OK;
+	return newer ? EXIT_FORMAT : failed ? EXIT_FAIL : EXIT_OK;
 }
 
 int do_export(int argc, char **argv)
 {
 	struct bpfstash *stash;
 	size_t count, i, failed = 0;
-	char **names;
+	bool newer = false;
+	char **names, buf[96];
 	char path[4096];
 	int ret;
 
@@ -842,8 +900,11 @@ int do_export(int argc, char **argv)
 		if (err) {
 			report(names[i], NULL, NULL, err == -EBADMSG ?
 			       "corrupt or does not hash to its name: not exported" :
-			       errstr(err));
+			       err == -EOPNOTSUPP ?
+			       "its code is of an architecture this tool cannot export" :
+			       entry_errstr(stash, names[i], err, buf, sizeof(buf)));
 			failed++;
+			newer |= err == -EPROTONOSUPPORT;
 			continue;
 		}
 		report(names[i], "path", path, NULL);
@@ -852,5 +913,5 @@ int do_export(int argc, char **argv)
 		jsonw_end_array(json_wtr);
 	bpfstash_names_free(names);
 	bpfstash_close(stash);
-	return failed ? EXIT_FAIL : EXIT_OK;
+	return newer ? EXIT_FORMAT : failed ? EXIT_FAIL : EXIT_OK;
 }

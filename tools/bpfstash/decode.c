@@ -51,8 +51,16 @@ struct lookup {
 };
 
 static void lookup(struct bpfstash *s, const struct decode_frame *f,
-		   const struct bpfstash_resolve_opts *when, struct lookup *l)
+		   const struct bpfstash_resolve_opts *time, struct lookup *l)
 {
+	struct bpfstash_resolve_opts at = { .sz = sizeof(at) }, *when = &at;
+
+	/* --boot-id: only that boot's entries (archives hold several boots'). */
+	if (time)
+		at = *time;
+	at.sz = sizeof(at);
+	if (opts.boot_id_given)
+		at.boot_id = opts.boot_id;
 	memset(l, 0, sizeof(*l));
 	if (!s)
 		l->err = -ENOENT;
@@ -303,5 +311,5 @@ int do_decode(int argc, char **argv)
 		p_err("%s: %s", d.stash ? opts.root : opts.archive, strerror(-d.err));
 		return EXIT_NOSTASH;
 	}
-	return EXIT_OK;
+	return d.archive.newer ? EXIT_FORMAT : EXIT_OK;
 }

@@ -55,6 +55,7 @@ struct decode_archive {
 	struct bpfstash *stash;
 	unsigned int entries;
 	unsigned int skipped;
+	unsigned int newer;	/* of a format this bpfstash does not read */
 };
 
 int decode_archive_open(const char *dir, struct decode_archive *ar);

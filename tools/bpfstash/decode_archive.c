@@ -38,7 +38,8 @@ static bool entry_file(const char *name)
 	unsigned int i;
 
 	/* "calls": an image's, only in its entry (libbpfstash checks that) */
-	if (!strcmp(name, "meta") || !strcmp(name, "funcs") || !strcmp(name, "calls"))
+	if (!strcmp(name, "meta") || !strcmp(name, "funcs") || !strcmp(name, "calls") ||
+	    !strcmp(name, "pokes"))
 		return true;
 	for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
 		if (!strcmp(name, bpfstash_blob_file(i)))
@@ -210,6 +211,7 @@ int decode_archive_open(const char *dir, struct decode_archive *ar)
 			continue;
 		d = opendir(sub);
 		while (d && (fe = readdir(d))) {
+			uint32_t version;
 			char why[256];
 
 			if (!archive_name(fe->d_name, hash) || strncmp(hash, de->d_name, 2))
@@ -221,6 +223,12 @@ int decode_archive_open(const char *dir, struct decode_archive *ar)
 			if (err < 0) {
 				p_info("decode: %s: %s; skipped", path, why);
 				ar->skipped++;
+			} else if (err > 0 && !bpfstash_entry_version_at(out_fd, hash, &version) &&
+				   version != bpfstash_format_version()) {
+				/* Extracted, and left for the library to refuse. */
+				p_info("decode: %s: format %u, this reader knows %u; skipped", path,
+				       version, bpfstash_format_version());
+				ar->newer++;
 			} else if (err > 0) {
 				ar->entries++;
 			}

@@ -80,10 +80,28 @@ const char *errstr(int err)
 	case -EBADMSG:
 		return "corrupt (a file is truncated, oversized or inconsistent)";
 	case -EPROTONOSUPPORT:
-		return "unsupported format version";
+		return "a format this bpfstash does not read";
 	default:
 		return strerror(err < 0 ? -err : err);
 	}
+}
+
+const char *entry_errstr(struct bpfstash *stash, const char *name, int err, char *buf,
+			 size_t size)
+{
+	uint32_t version;
+
+	if (err != -EPROTONOSUPPORT || bpfstash_entry_version(stash, name, &version))
+		return errstr(err);
+	snprintf(buf, size, "format %u, this reader knows %u%s", version,
+		 bpfstash_format_version(),
+		 version > bpfstash_format_version() ? " (a newer bpfstash reads it)" : "");
+	return buf;
+}
+
+int entry_exit(int err)
+{
+	return err == -EPROTONOSUPPORT ? EXIT_FORMAT : EXIT_FAIL;
 }
 
 /* The default root cannot be used: is it that the kernel has no bpfstash? */
@@ -165,12 +183,13 @@ int stash_load(struct bpfstash *stash, const char *name, unsigned int flags,
 	       struct bpfstash_entry **entry)
 {
 	int err = bpfstash_entry_load(stash, name, flags, entry);
+	char buf[96];
 
 	if (err == -ENOENT)
 		p_err("%s: no such entry, or a file of it is missing", name);
 	else if (err)
-		p_err("%s: %s", name, errstr(err));
-	return err ? EXIT_FAIL : EXIT_OK;
+		p_err("%s: %s", name, entry_errstr(stash, name, err, buf, sizeof(buf)));
+	return err ? entry_exit(err) : EXIT_OK;
 }
 
 void format_age(uint64_t s, char *buf, size_t size)
@@ -333,6 +352,7 @@ int main(int argc, char **argv)
 		{ "at",		required_argument,	NULL, 'a' },
 		{ "source",	no_argument,		NULL, 's' },
 		{ "archive",	required_argument,	NULL, 'A' },
+		{ "boot-id",	required_argument,	NULL, 'B' },
 		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ "help",	no_argument,		NULL, 'h' },
@@ -378,6 +398,16 @@ int main(int argc, char **argv)
 			break;
 		case 'A':
 			opts.archive = optarg;
+			break;
+		case 'B':
+			if (bpfstash_boot_id_parse(optarg, opts.boot_id)) {
+				ret = usage_error("--boot-id needs a boot id (as "
+						  "/proc/sys/kernel/random/boot_id shows it), "
+						  "not '%s'", optarg);
+				free(args);
+				return ret;
+			}
+			opts.boot_id_given = true;
 			break;
 		case 'v':
 			opts.verbose = true;

@@ -19,8 +19,9 @@
 #define EXIT_FAIL	1	/* a failure, a mismatch, an entry not found */
 #define EXIT_USAGE	64	/* EX_USAGE */
 #define EXIT_NOSTASH	69	/* EX_UNAVAILABLE: the stash cannot be opened */
+#define EXIT_FORMAT	76	/* EX_PROTOCOL: an entry of a format this tool does not read */
 
-#define BPFSTASH_TOOL_VERSION "0.4"
+#define BPFSTASH_TOOL_VERSION "1.0"
 
 struct opts {
 	const char *root;	/* --root */
@@ -32,6 +33,8 @@ struct opts {
 	const char *at;		/* resolve, decode --at TIME */
 	bool source;		/* decode -s */
 	const char *archive;	/* decode --archive DIR */
+	bool boot_id_given;	/* resolve, decode --boot-id ID */
+	uint8_t boot_id[BPFSTASH_BOOT_ID_SIZE];
 	uint64_t count;		/* watch --count N */
 	double duration;	/* watch --duration SECONDS */
 	size_t pages;		/* watch --pages N */
@@ -58,6 +61,14 @@ int stash_load(struct bpfstash *stash, const char *name, unsigned int flags,
 	       struct bpfstash_entry **entry);
 
 const char *errstr(int err);
+/*
+ * Why entry @name did not load (@err): for a format this tool does not
+ * read, "format N, this tool reads M", else errstr().  @buf holds it.
+ */
+const char *entry_errstr(struct bpfstash *stash, const char *name, int err, char *buf,
+			 size_t size);
+/* The exit code for an entry that did not load: EXIT_FORMAT or EXIT_FAIL. */
+int entry_exit(int err);
 void format_age(uint64_t seconds, char *buf, size_t size);
 void format_time(uint64_t ns_epoch, char *buf, size_t size);
 uint64_t now_real_ns(void);

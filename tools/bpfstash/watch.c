@@ -71,6 +71,21 @@ static void print_prog(json_writer_t *w, const struct bpfstash_agent_prog *p)
 		jsonw_string_field(w, "refused", refused_why(p->flags));
 	}
 	jsonw_string_field(w, "source", source_name(p->source));
+	/* Who loaded it, from its entry (null for a program the stash refused). */
+	jsonw_name(w, "loader");
+	if (p->has_origin && p->loader_tgid) {
+		char boot_id[BPFSTASH_BOOT_ID_LEN + 1];
+
+		jsonw_start_object(w);
+		jsonw_uint_field(w, "pid", p->loader_tgid);
+		jsonw_string_field(w, "comm", p->loader_comm);
+		jsonw_uint_field(w, "cgroup_id", p->loader_cgroup_id);
+		bpfstash_boot_id_format(p->boot_id, boot_id);
+		jsonw_string_field(w, "boot_id", boot_id);
+		jsonw_end_object(w);
+	} else {
+		jsonw_null(w);
+	}
 	jsonw_uint_field(w, "load_time_ns", p->load_time);
 	if (p->unload_time)
 		jsonw_uint_field(w, "unload_time_ns", p->unload_time);
@@ -146,7 +161,7 @@ int do_watch(int argc, char **argv)
 		.sz = sizeof(ao),
 		.ring_pages = opts.pages,
 		/* Every unload, images' too, at the cost of more records. */
-		.flags = BPFSTASH_AGENT_SCAN | BPFSTASH_AGENT_IMAGE_UNLOADS,
+		.flags = BPFSTASH_AGENT_SCAN | BPFSTASH_AGENT_IMAGE_UNLOADS | BPFSTASH_AGENT_ORIGIN,
 		.event_fn = on_event,
 		.ctx = &wt,
 	};

@@ -186,6 +186,31 @@ static void emit(struct bpfstash_agent *a, const struct bpfstash_agent_event *ev
 		a->opts.event_fn(ev, a->opts.ctx);
 }
 
+/* Who loaded @p, from meta @m. */
+static void set_origin(struct bst_prog *p, const struct bpfstash_meta *m)
+{
+	p->pub.has_origin = true;
+	p->pub.loader_tgid = m->loader_tgid;
+	p->pub.loader_cgroup_id = m->loader_cgroup_id;
+	memcpy(p->pub.loader_comm, m->loader_comm, sizeof(p->pub.loader_comm));
+	p->pub.loader_comm[sizeof(p->pub.loader_comm) - 1] = '\0';
+	memcpy(p->pub.boot_id, m->boot_id, sizeof(p->pub.boot_id));
+}
+
+static int open_stash(struct bpfstash_agent *a);
+
+/* With BPFSTASH_AGENT_ORIGIN, read who loaded a stashed program from its meta. */
+static void read_origin(struct bpfstash_agent *a, struct bst_prog *p)
+{
+	struct bpfstash_entry *e;
+
+	if (!(a->opts.flags & BPFSTASH_AGENT_ORIGIN) || p->pub.has_origin || !p->pub.stashed ||
+	    open_stash(a) || bpfstash_entry_load(a->stash, p->pub.hash, BPFSTASH_LOAD_META, &e))
+		return;
+	set_origin(p, bpfstash_entry_meta(e));
+	bpfstash_entry_free(e);
+}
+
 static void announce(struct bpfstash_agent *a, struct bst_prog *p)
 {
 	struct bpfstash_agent_event ev = {
@@ -197,6 +222,7 @@ static void announce(struct bpfstash_agent *a, struct bst_prog *p)
 	if (p->announced)
 		return;
 	p->announced = true;
+	read_origin(a, p);
 	emit(a, &ev);
 }
 
@@ -758,6 +784,7 @@ static int scan_stash(struct bpfstash_agent *a, enum bpfstash_agent_source sourc
 		memcpy(p->pub.tag, m->content.tag, sizeof(p->pub.tag));
 		snprintf(p->pub.name, sizeof(p->pub.name), "%.*s", BPFSTASH_NAME_LEN,
 			 m->content.name);
+		set_origin(p, m);
 		for (f = 0; f < bpfstash_entry_nr_funcs(e) && !err; f++) {
 			const struct bpfstash_func *fn = bpfstash_entry_func(e, f);
 

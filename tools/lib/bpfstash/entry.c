@@ -17,6 +17,9 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <elf.h>
+#include <endian.h>
+
 #include <bpf/btf.h>
 #include <openssl/evp.h>
 
@@ -40,9 +43,17 @@ const char *bpfstash_blob_file(enum bpfstash_blob blob)
 	return (unsigned int)blob < BPFSTASH_NR_BLOB_FILES ? blob_files[blob] : NULL;
 }
 
-/* An image's calls file: optional, so not a blob file (see libbpfstash.h). */
+/*
+ * An image's calls file and a program's pokes file: optional, so not blob
+ * files (see libbpfstash.h).
+ */
 #define CALLS_FILE	"calls"
 #define CALLS_MAX	((size_t)BPFSTASH_MAX_CALLS * sizeof(struct bpfstash_call))
+#define POKES_FILE	"pokes"
+#define POKES_MAX	((size_t)BPFSTASH_MAX_POKES * sizeof(struct bpfstash_poke))
+
+/* The place of content.version in meta, the same in every version. */
+#define META_VERSION_OFF	offsetof(struct bpfstash_meta, content.version)
 
 static const char *const image_kinds[] = {
 	[BPFSTASH_IMAGE_TRAMPOLINE]	= "trampoline",
@@ -58,9 +69,100 @@ static const char *const call_kinds[] = {
 	[BPFSTASH_CALL_DISPATCH]	= "dispatch",
 };
 
+static const char *const poke_kinds[] = {
+	[BPFSTASH_POKE_TAIL_CALL]	 = "tail_call",
+	[BPFSTASH_POKE_TAIL_CALL_BYPASS] = "tail_call_bypass",
+};
+
 const char *bpfstash_image_kind_name(uint32_t kind)
 {
 	return kind < ARRAY_SIZE(image_kinds) ? image_kinds[kind] : NULL;
+}
+
+const char *bpfstash_poke_kind_name(uint32_t kind)
+{
+	return kind < ARRAY_SIZE(poke_kinds) ? poke_kinds[kind] : NULL;
+}
+
+const char *bpfstash_machine_name(uint32_t machine)
+{
+	switch (machine) {
+	case EM_X86_64:		return "x86_64";
+	case EM_AARCH64:	return "aarch64";
+	case EM_RISCV:		return "riscv64";
+	case EM_S390:		return "s390x";
+	case EM_PPC64:		return "ppc64";
+	case EM_LOONGARCH:	return "loongarch64";
+	case EM_386:		return "i386";
+	case EM_ARM:		return "arm";
+	default:		return NULL;
+	}
+}
+
+void bpfstash_boot_id_format(const uint8_t id[BPFSTASH_BOOT_ID_SIZE],
+			     char str[BPFSTASH_BOOT_ID_LEN + 1])
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i, at = 0;
+
+	for (i = 0; i < BPFSTASH_BOOT_ID_SIZE; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			str[at++] = '-';
+		str[at++] = digits[id[i] >> 4];
+		str[at++] = digits[id[i] & 15];
+	}
+	str[at] = '\0';
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int bpfstash_boot_id_parse(const char *str, uint8_t id[BPFSTASH_BOOT_ID_SIZE])
+{
+	size_t len = strlen(str), i, at = 0;
+	bool dashes = len == BPFSTASH_BOOT_ID_LEN;
+
+	if (!dashes && len != 2 * BPFSTASH_BOOT_ID_SIZE)
+		return -EINVAL;
+	for (i = 0; i < BPFSTASH_BOOT_ID_SIZE; i++) {
+		int hi, lo;
+
+		if (dashes && (i == 4 || i == 6 || i == 8 || i == 10) && str[at++] != '-')
+			return -EINVAL;
+		hi = hex_digit(str[at++]);
+		lo = hex_digit(str[at++]);
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		id[i] = hi << 4 | lo;
+	}
+	return 0;
+}
+
+int bpfstash_boot_id_current(uint8_t id[BPFSTASH_BOOT_ID_SIZE])
+{
+	char buf[BPFSTASH_BOOT_ID_LEN + 2] = "";
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = fgets(buf, sizeof(buf), f) ? 0 : -EIO;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return err ?: bpfstash_boot_id_parse(buf, id);
+}
+
+uint32_t bpfstash_format_version(void)
+{
+	return BPFSTASH_VERSION;
 }
 
 const char *bpfstash_call_kind_name(uint32_t kind)
@@ -337,6 +439,7 @@ void bpfstash_entry_free(struct bpfstash_entry *e)
 	for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
 		free(e->blobs[i]);
 	free(e->calls);
+	free(e->pokes);
 	free(e->line_order);
 	btf__free(e->btf);
 	free(e);
@@ -357,9 +460,9 @@ static int entry_check(struct bpfstash_entry *e)
 	uint64_t offset = 0;
 	uint32_t i;
 
-	if (c->version != BPFSTASH_VERSION)
-		return -EPROTONOSUPPORT;
-	if (c->nr_funcs < 1 || c->nr_funcs > BPFSTASH_MAX_FUNCS)
+	if (c->nr_funcs < 1 || c->nr_funcs > BPFSTASH_MAX_FUNCS || c->nr_pokes > BPFSTASH_MAX_POKES)
+		return -EBADMSG;
+	if (c->__reserved_1 || c->__reserved_2)
 		return -EBADMSG;
 	if (c->jited_len > BPFSTASH_MAX_JITED || c->nr_line_info > BPFSTASH_MAX_LINES ||
 	    c->nr_func_info > BPFSTASH_MAX_FUNC_INFO || c->btf_size > BPFSTASH_MAX_BTF)
@@ -380,7 +483,7 @@ static int entry_check(struct bpfstash_entry *e)
 	 * kernel's), as the kernel's "info" prints their number; the
 	 * reserved field must be 0 so that it can get a meaning.
 	 */
-	if (e->nr_calls && c->prog_type != 0)
+	if (e->nr_calls && !c->image_kind)
 		return -EBADMSG;
 	for (i = 0; i < e->nr_calls; i++)
 		if (e->calls[i].__reserved ||
@@ -401,6 +504,12 @@ static int entry_check(struct bpfstash_entry *e)
 		if (f[i].offset != offset || f[i].len == 0 ||
 		    f[i].addr + f[i].len < f[i].addr)
 			return -EBADMSG;
+		/* The entry patch site, if any, inside the function. */
+		if (f[i].entry_poke_len &&
+		    (uint32_t)f[i].entry_poke_off + f[i].entry_poke_len > f[i].len)
+			return -EBADMSG;
+		if (!f[i].entry_poke_len && f[i].entry_poke_off)
+			return -EBADMSG;
 		if (f[i].name_off >= names_len ||
 		    !memchr(names + f[i].name_off, '\0', names_len - f[i].name_off))
 			return -EBADMSG;
@@ -408,6 +517,17 @@ static int entry_check(struct bpfstash_entry *e)
 	}
 	if (offset != c->jited_len)
 		return -EBADMSG;
+
+	/* pokes: the records meta counts, each inside its function. */
+	if (e->nr_pokes != c->nr_pokes)
+		return -EBADMSG;
+	for (i = 0; i < e->nr_pokes; i++) {
+		const struct bpfstash_poke *p = &e->pokes[i];
+
+		if (p->func >= c->nr_funcs || !p->len || p->len > f[p->func].len ||
+		    p->off > f[p->func].len - p->len)
+			return -EBADMSG;
+	}
 
 	if (e->sizes[BPFSTASH_JITED] != c->jited_len ||
 	    !mul_fits(c->nr_line_info, sizeof(struct bpf_line_info),
@@ -449,17 +569,74 @@ static struct bpfstash_entry *entry_new(unsigned int flags)
 }
 
 /*
+ * The format version in a meta file of @size bytes: -EBADMSG if too short.
+ * Formats 1 and 2 had it first, where meta_size is now, which is never
+ * below the 12 bytes that hold both.
+ */
+static int meta_version(const void *buf, size_t size, uint32_t *version)
+{
+	uint32_t v;
+
+	if (size < sizeof(v))
+		return -EBADMSG;
+	memcpy(&v, buf, sizeof(v));
+	if (le32toh(v) == 1 || le32toh(v) == 2) {
+		*version = le32toh(v);
+		return 0;
+	}
+	if (size < META_VERSION_OFF + sizeof(v))
+		return -EBADMSG;
+	memcpy(&v, (const uint8_t *)buf + META_VERSION_OFF, sizeof(v));
+	*version = le32toh(v);
+	return 0;
+}
+
+int bpfstash_entry_version_at(int dirfd, const char *name, uint32_t *version)
+{
+	size_t size;
+	void *buf;
+	int err;
+
+	if (!bpfstash_name_valid(name))
+		return -EINVAL;
+	err = bst_read_file_at(dirfd, name, "meta", BPFSTASH_MAX_META, &buf, &size);
+	if (err)
+		return err;
+	err = meta_version(buf, size, version);
+	free(buf);
+	return err;
+}
+
+int bpfstash_entry_version(struct bpfstash *s, const char *name, uint32_t *version)
+{
+	return bpfstash_entry_version_at(s->dirfd, name, version);
+}
+
+/*
  * Take meta, and the entry's name: @name, which meta must repeat (a copy
- * renamed by hand is not this entry), or meta's if @name is NULL.
+ * renamed by hand is not this entry), or meta's if @name is NULL.  A meta
+ * of another version is not read further; one larger than this library
+ * knows (a later kernel's state) must say its size, and is read as far as
+ * the library knows it.
  */
 static int entry_set_meta(struct bpfstash_entry *e, const char *name, const void *buf,
 			  size_t size)
 {
 	char hex[BPFSTASH_HEX_LEN + 1];
+	uint32_t version, meta_size;
+	int err;
 
-	if (size != sizeof(e->meta))
+	err = meta_version(buf, size, &version);
+	if (err)
+		return err;
+	if (version != BPFSTASH_VERSION)
+		return -EPROTONOSUPPORT;
+	memcpy(&meta_size, buf, sizeof(meta_size));
+	if (size < sizeof(e->meta) || le32toh(meta_size) != size)
 		return -EBADMSG;
 	memcpy(&e->meta, buf, sizeof(e->meta));
+	if (BST_HOST_BE)
+		bst_swab_meta(&e->meta);
 	bpfstash_hash_format(e->meta.hash, hex);
 	if (name && strcmp(hex, name))
 		return -EBADMSG;
@@ -487,13 +664,52 @@ static int entry_set_calls(struct bpfstash_entry *e, void *buf, size_t size)
 }
 
 /*
+ * Take the pokes file (@buf, @size; NULL if there is none): whole records
+ * only, and an empty file is no file, as the hash has it.
+ */
+static int entry_set_pokes(struct bpfstash_entry *e, void *buf, size_t size)
+{
+	if (size % sizeof(struct bpfstash_poke) || size > POKES_MAX) {
+		free(buf);
+		return -EBADMSG;
+	}
+	if (!size) {
+		free(buf);
+		return 0;
+	}
+	e->pokes = buf;
+	e->nr_pokes = size / sizeof(struct bpfstash_poke);
+	return 0;
+}
+
+/*
  * Whether a load reads the calls file: always for a whole entry; for a
  * META-only one only an image's, which its "info" shows (one more file for
  * the few images, none for the many programs that ls and gc go through).
  */
 static bool wants_calls(const struct bpfstash_entry *e)
 {
-	return !e->meta_only || e->meta.content.prog_type == 0;
+	return !e->meta_only || e->meta.content.image_kind;
+}
+
+/*
+ * The files of a whole entry are little-endian: in the host's order from
+ * here on (nothing to do on a little-endian host).
+ */
+static void entry_to_host(struct bpfstash_entry *e)
+{
+	const struct bpfstash_content *c = &e->meta.content;
+
+	if (!BST_HOST_BE)
+		return;
+	bst_swab_calls(e->calls, e->nr_calls);
+	if (e->meta_only)
+		return;
+	bst_swab_funcs(e->funcs, e->funcs_size, c->nr_funcs);
+	bst_swab_u32s(e->blobs[BPFSTASH_LINE_INFO], e->sizes[BPFSTASH_LINE_INFO]);
+	bst_swab_u32s(e->blobs[BPFSTASH_JITED_LINE_INFO], e->sizes[BPFSTASH_JITED_LINE_INFO]);
+	bst_swab_u32s(e->blobs[BPFSTASH_FUNC_INFO], e->sizes[BPFSTASH_FUNC_INFO]);
+	bst_swab_u32s(e->pokes, (size_t)e->nr_pokes * sizeof(*e->pokes));
 }
 
 /* Check what was read, index it, and hand the entry over. */
@@ -501,6 +717,7 @@ static int entry_finish(struct bpfstash_entry *e, struct bpfstash_entry **out)
 {
 	int err;
 
+	entry_to_host(e);
 	err = entry_check(e);
 	if (!err && !e->meta_only)
 		err = bst_entry_index(e);
@@ -527,7 +744,7 @@ int bpfstash_entry_load_at(int dirfd, const char *name, unsigned int flags,
 	if (!e)
 		return -ENOMEM;
 
-	err = bst_read_file_at(dirfd, name, "meta", sizeof(e->meta), &buf, &size);
+	err = bst_read_file_at(dirfd, name, "meta", BPFSTASH_MAX_META, &buf, &size);
 	if (err)
 		goto err;
 	err = entry_set_meta(e, name, buf, size);
@@ -555,6 +772,13 @@ int bpfstash_entry_load_at(int dirfd, const char *name, unsigned int flags,
 			if (err)
 				goto err;
 		}
+		err = bst_read_file_at(dirfd, name, POKES_FILE, POKES_MAX, &buf, &size);
+		if (err == -ENOENT)
+			err = 0;	/* an image's, or a program's on a JIT without any */
+		else if (!err)
+			err = entry_set_pokes(e, buf, size);
+		if (err)
+			goto err;
 	}
 	return entry_finish(e, out);
 err:
@@ -631,6 +855,20 @@ int bst_entry_load_mem(const char *name, const struct bst_entry_files *f, unsign
 				goto err;
 			e->sizes[i] = f->sizes[i];
 		}
+		if (f->pokes) {
+			void *pokes;
+
+			err = -EBADMSG;
+			if (f->pokes_size > POKES_MAX)
+				goto err;
+			err = -ENOMEM;
+			pokes = dup_mem(f->pokes, f->pokes_size);
+			if (!pokes)
+				goto err;
+			err = entry_set_pokes(e, pokes, f->pokes_size);
+			if (err)
+				goto err;
+		}
 	}
 	return entry_finish(e, out);
 err:
@@ -687,6 +925,12 @@ const struct bpfstash_call *bpfstash_entry_calls(const struct bpfstash_entry *e,
 	return e->calls;
 }
 
+const struct bpfstash_poke *bpfstash_entry_pokes(const struct bpfstash_entry *e, uint32_t *nr)
+{
+	*nr = e->nr_pokes;
+	return e->pokes;
+}
+
 const void *bpfstash_entry_blob(const struct bpfstash_entry *e, enum bpfstash_blob blob,
 				size_t *size)
 {
@@ -706,41 +950,85 @@ static int digest(const void *data, size_t len, uint8_t out[BPFSTASH_DIGEST_SIZE
 	       n == BPFSTASH_DIGEST_SIZE ? 0 : -EIO;
 }
 
-int bpfstash_entry_compute_hash(const struct bpfstash_entry *e,
-				uint8_t hash[BPFSTASH_HASH_SIZE])
+/*
+ * The digest of @n bytes of records at @p as the entry's file holds them,
+ * little-endian: on a big-endian host (@swab), of a copy swapped back with
+ * @fn.
+ */
+static int digest_le(const void *p, size_t n, bool swab, void (*fn)(void *, size_t),
+		     uint8_t out[BPFSTASH_DIGEST_SIZE])
+{
+	void *copy;
+	int err;
+
+	if (!swab || !n)
+		return digest(p, n, out);
+	copy = dup_mem(p, n);
+	if (!copy)
+		return -ENOMEM;
+	fn(copy, n);
+	err = digest(copy, n, out);
+	free(copy);
+	return err;
+}
+
+static void swab_calls_bytes(void *p, size_t n)
+{
+	bst_swab_calls(p, n / sizeof(struct bpfstash_call));
+}
+
+int bst_entry_compute_hash(const struct bpfstash_entry *e, bool host_be,
+			   uint8_t hash[BPFSTASH_HASH_SIZE])
 {
 	static const char domain[] = BPFSTASH_HASH_DOMAIN;
-	uint8_t d[BPFSTASH_NR_BLOB_FILES][BPFSTASH_DIGEST_SIZE];
-	uint8_t d_calls[BPFSTASH_DIGEST_SIZE];
+	/* The files in the order the serialisation has them. */
+	uint8_t d[BPFSTASH_NR_BLOB_FILES + 2][BPFSTASH_DIGEST_SIZE];
+	struct bpfstash_content content = e->meta.content;
 	uint8_t out[BPFSTASH_DIGEST_SIZE];
 	unsigned int n = sizeof(out);
+	uint8_t *funcs = e->funcs;
 	EVP_MD_CTX *ctx;
-	int i, ok;
+	int i, ok, err = 0;
 
 	if (e->meta_only)
 		return -EINVAL;
-	for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
-		if (digest(e->blobs[i], e->sizes[i], d[i]))
-			return -EIO;
-	/* D(calls) only for an entry that has calls: programs' hashes stay. */
-	if (e->nr_calls &&
-	    digest(e->calls, (size_t)e->nr_calls * sizeof(*e->calls), d_calls))
-		return -EIO;
+	for (i = 0; i < BPFSTASH_NR_BLOB_FILES && !err; i++)
+		err = digest_le(e->blobs[i], e->sizes[i],
+				host_be && i != BPFSTASH_JITED && i != BPFSTASH_BTF,
+				bst_swab_u32s, d[i]);
+	err = err ?: digest_le(e->calls, (size_t)e->nr_calls * sizeof(*e->calls), host_be,
+			       swab_calls_bytes, d[i++]);
+	err = err ?: digest_le(e->pokes, (size_t)e->nr_pokes * sizeof(*e->pokes), host_be,
+			       bst_swab_u32s, d[i]);
+	if (err)
+		return err == -ENOMEM ? err : -EIO;
+	if (host_be) {
+		funcs = dup_mem(e->funcs, e->funcs_size);
+		if (!funcs)
+			return -ENOMEM;
+		bst_swab_funcs(funcs, e->funcs_size, content.nr_funcs);
+		bst_swab_content(&content);
+	}
 	ctx = EVP_MD_CTX_new();
-	if (!ctx)
-		return -ENOMEM;
-	ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
+	ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
 	     EVP_DigestUpdate(ctx, domain, sizeof(domain)) &&
-	     EVP_DigestUpdate(ctx, &e->meta.content, sizeof(e->meta.content)) &&
-	     EVP_DigestUpdate(ctx, e->funcs, e->funcs_size) &&
+	     EVP_DigestUpdate(ctx, &content, sizeof(content)) &&
+	     EVP_DigestUpdate(ctx, funcs, e->funcs_size) &&
 	     EVP_DigestUpdate(ctx, d, sizeof(d)) &&
-	     (!e->nr_calls || EVP_DigestUpdate(ctx, d_calls, sizeof(d_calls))) &&
 	     EVP_DigestFinal_ex(ctx, out, &n);
 	EVP_MD_CTX_free(ctx);
+	if (funcs != e->funcs)
+		free(funcs);
 	if (!ok || n != sizeof(out))
 		return -EIO;
 	memcpy(hash, out, BPFSTASH_HASH_SIZE);
 	return 0;
+}
+
+int bpfstash_entry_compute_hash(const struct bpfstash_entry *e,
+				uint8_t hash[BPFSTASH_HASH_SIZE])
+{
+	return bst_entry_compute_hash(e, BST_HOST_BE, hash);
 }
 
 int bpfstash_entry_verify(const struct bpfstash_entry *e)

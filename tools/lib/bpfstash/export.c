@@ -42,21 +42,28 @@
 #include "libbpfstash.h"
 #include "internal.h"
 
-#if defined(__x86_64__)
-#define EXPORT_MACHINE EM_X86_64
-#elif defined(__aarch64__)
-#define EXPORT_MACHINE EM_AARCH64
-#elif defined(__riscv) && __riscv_xlen == 64
-#define EXPORT_MACHINE EM_RISCV
-#elif defined(__s390x__)
-#define EXPORT_MACHINE EM_S390
-#elif defined(__powerpc64__)
-#define EXPORT_MACHINE EM_PPC64
-#elif defined(__loongarch64)
-#define EXPORT_MACHINE EM_LOONGARCH
-#else
-#define EXPORT_MACHINE EM_NONE	/* 32-bit or unknown: refused */
-#endif
+/*
+ * The ELF machine is the entry's (content.machine): an entry made on one
+ * architecture exports the same on any other.  The ELF's data encoding is
+ * the host's, in which this file writes its tables, so an entry of a
+ * machine of the other byte order is refused.
+ */
+static bool machine_known(uint32_t machine)
+{
+	switch (machine) {
+	case EM_X86_64:
+	case EM_AARCH64:
+	case EM_RISCV:
+	case EM_LOONGARCH:
+		return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+	case EM_S390:
+		return __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	case EM_PPC64:
+		return true;
+	default:
+		return false;
+	}
+}
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define EXPORT_DATA ELFDATA2LSB
@@ -639,7 +646,7 @@ static int write_elf(struct export *x, struct section *scn, uint32_t nr_scn, int
 	ehdr.e_ident[EI_VERSION] = EV_CURRENT;
 	ehdr.e_ident[EI_OSABI] = ELFOSABI_NONE;
 	ehdr.e_type = ET_EXEC;
-	ehdr.e_machine = EXPORT_MACHINE;
+	ehdr.e_machine = bpfstash_entry_meta(x->e)->content.machine;
 	ehdr.e_version = EV_CURRENT;
 	ehdr.e_entry = func(x, 0)->addr;
 	ehdr.e_phoff = sizeof(Elf64_Ehdr);
@@ -724,7 +731,7 @@ int bpfstash_entry_export_elf(const struct bpfstash_entry *e, int fd)
 
 	if (!e || e->meta_only || fd < 0)
 		return -EINVAL;
-	if (EXPORT_MACHINE == EM_NONE)
+	if (!machine_known(bpfstash_entry_meta(e)->content.machine))
 		return -EOPNOTSUPP;
 	x.nr_funcs = bpfstash_entry_nr_funcs(e);
 	jited = bpfstash_entry_blob(e, BPFSTASH_JITED, &jited_size);

@@ -10,6 +10,10 @@
 
 struct btf;
 
+#ifndef offsetofend
+#define offsetofend(t, m) (offsetof(t, m) + sizeof(((t *)0)->m))
+#endif
+
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
@@ -31,6 +35,9 @@ struct bpfstash_entry {
 	/* The optional "calls" file of an image: NULL and 0 without one. */
 	struct bpfstash_call *calls;
 	uint32_t nr_calls;
+	/* The optional "pokes" file: NULL and 0 without one. */
+	struct bpfstash_poke *pokes;
+	uint32_t nr_pokes;
 	/* Derived at load: line records ordered by (func, off), and the BTF. */
 	uint32_t *line_order;
 	struct btf *btf;
@@ -64,6 +71,21 @@ bool bst_attr_mmap3(const struct perf_event_attr *attr);
 /* The largest funcs file: every record, and room for the names. */
 #define BST_FUNCS_MAX (BPFSTASH_MAX_FUNCS * (sizeof(struct bpfstash_func) + 512))
 
+/* Byte order (endian.c): the files are little-endian, the library's view the host's. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define BST_HOST_BE	true
+#else
+#define BST_HOST_BE	false
+#endif
+void bst_swab_content(struct bpfstash_content *c);
+void bst_swab_meta(struct bpfstash_meta *m);
+void bst_swab_funcs(void *funcs, size_t size, uint32_t nr);
+void bst_swab_u32s(void *p, size_t size);
+void bst_swab_calls(struct bpfstash_call *c, uint32_t nr);
+/* The content hash as a host of the other byte order computes it (tests). */
+int bst_entry_compute_hash(const struct bpfstash_entry *e, bool host_be,
+			   uint8_t hash[BPFSTASH_HASH_SIZE]);
+
 int bst_read_file_at(int dirfd, const char *name, const char *file, size_t max,
 		     void **buf, size_t *size);
 int bst_entry_index(struct bpfstash_entry *e);
@@ -78,6 +100,8 @@ struct bst_entry_files {
 	size_t sizes[BPFSTASH_NR_BLOB_FILES];
 	const void *calls;	/* NULL: no calls file, as an empty one */
 	size_t calls_size;
+	const void *pokes;	/* NULL: no pokes file, as an empty one */
+	size_t pokes_size;
 };
 
 /*

@@ -25,13 +25,21 @@
 extern "C" {
 #endif
 
-#define LIBBPFSTASH_MAJOR_VERSION 0
-#define LIBBPFSTASH_MINOR_VERSION 4
+#define LIBBPFSTASH_MAJOR_VERSION 1
+#define LIBBPFSTASH_MINOR_VERSION 0
 
 #define BPFSTASH_DEFAULT_ROOT "/sys/fs/bpfstash"
 #define BPFSTASH_HEX_LEN (BPFSTASH_HASH_SIZE * 2)
 
-/* Sanity caps on untrusted input, above anything the kernel produces. */
+/*
+ * Sanity caps on untrusted input, well above anything a kernel produces
+ * today (6.12's verifier allows 256 functions, BPF_MAX_SUBPROGS): they bound
+ * what a crafted copy can make the library allocate, and are not part of
+ * the format.
+ */
+#define BPFSTASH_MAX_FUNCS	4096u
+#define BPFSTASH_MAX_META	(64u << 10)
+#define BPFSTASH_MAX_POKES	(1u << 20)
 #define BPFSTASH_MAX_JITED	(64u << 20)
 #define BPFSTASH_MAX_LINES	(1u << 22)
 #define BPFSTASH_MAX_BTF	(16u << 20)	/* BTF_MAX_SIZE */
@@ -94,9 +102,18 @@ void bpfstash_names_free(char **names);
 /*
  * Load and check the entry @name.  Errors: -ENOENT (no such entry or a
  * file is missing), -EBADMSG (a file is truncated, oversized or
- * inconsistent with meta), -EPROTONOSUPPORT (unknown version), -ENOMEM,
- * or whatever open/read returned (-EPERM on a mounted stash without the
- * right to read it).  The hash is not checked: see bpfstash_entry_verify().
+ * inconsistent with meta, or is not a regular file), -EPROTONOSUPPORT (a
+ * format version this library does not read: bpfstash_entry_version()
+ * says which), -ENOMEM, or whatever open/read returned (-EPERM on a
+ * mounted stash without the right to read it).  The hash is not checked:
+ * see bpfstash_entry_verify().
+ *
+ * Every multi-byte field of an entry's files is little-endian; the
+ * library hands them over in the host's byte order (struct bpfstash_meta,
+ * bpfstash_func, bpfstash_call, bpfstash_poke, and the line and func info
+ * records), whatever machine made the entry.  A meta larger than this
+ * library's struct bpfstash_meta (a later kernel's, with more state) is
+ * read up to what the library knows.
  */
 int bpfstash_entry_load(struct bpfstash *stash, const char *name, unsigned int flags,
 			struct bpfstash_entry **entry);
@@ -104,6 +121,19 @@ int bpfstash_entry_load(struct bpfstash *stash, const char *name, unsigned int f
 int bpfstash_entry_load_at(int dirfd, const char *name, unsigned int flags,
 			   struct bpfstash_entry **entry);
 void bpfstash_entry_free(struct bpfstash_entry *entry);
+
+/*
+ * Format versions (LIBBPFSTASH_1.0).  bpfstash_format_version() is the
+ * version this library reads (BPFSTASH_VERSION when it was built).
+ * bpfstash_entry_version() reads the version of the entry @name from its
+ * meta, whatever it is (the two fields at the start of meta keep their
+ * place in every version): 0 and *@version, -EBADMSG if meta is too short
+ * to hold it, or the error of reading it.  For the message a reader gives
+ * when a load fails with -EPROTONOSUPPORT: "format N, this reader knows M".
+ */
+uint32_t bpfstash_format_version(void);
+int bpfstash_entry_version(struct bpfstash *stash, const char *name, uint32_t *version);
+int bpfstash_entry_version_at(int dirfd, const char *name, uint32_t *version);
 
 const char *bpfstash_entry_name(const struct bpfstash_entry *entry);
 const struct bpfstash_meta *bpfstash_entry_meta(const struct bpfstash_entry *entry);
@@ -118,14 +148,13 @@ bool bpfstash_entry_loaded(const struct bpfstash_entry *entry);
 /*
  * Images (LIBBPFSTASH_0.4): BPF text that is not a program (a BPF
  * trampoline, a struct_ops trampoline, the XDP dispatcher) has an entry
- * with content.prog_type 0, content.expected_attach_type its enum
- * bpfstash_image_kind, one function, no line info, func info or BTF, and
- * a "calls" file: the programs it calls.  The file is optional (missing and
- * empty are the same: no calls); a load refuses it (-EBADMSG) in a
- * program's entry, when its size is not a multiple of sizeof(struct
- * bpfstash_call) or above BPFSTASH_MAX_CALLS records, or when a record has
- * a non-zero __reserved or a name without a NUL.  Its digest is part of the
- * content hash when it is there.
+ * with content.image_kind its enum bpfstash_image_kind, one function, no
+ * line info, func info or BTF, and a "calls" file: the programs it calls.
+ * The file is optional (missing and empty are the same: no calls); a load
+ * refuses it (-EBADMSG) in a program's entry, when its size is not a
+ * multiple of sizeof(struct bpfstash_call) or above BPFSTASH_MAX_CALLS
+ * records, or when a record has a non-zero __reserved or a name without a
+ * NUL.
  *
  * bpfstash_entry_calls() returns the records (NULL and *@nr 0 without any).
  * bpfstash_image_kind_name() and bpfstash_call_kind_name() name a kind
@@ -137,6 +166,41 @@ const struct bpfstash_call *bpfstash_entry_calls(const struct bpfstash_entry *en
 						 uint32_t *nr);
 const char *bpfstash_image_kind_name(uint32_t kind);
 const char *bpfstash_call_kind_name(uint32_t kind);
+
+/*
+ * Poke sites (LIBBPFSTASH_1.0): the ranges of an entry's code that other
+ * paths rewrite while the program lives, which the jited file holds as the
+ * JIT emitted them (see <linux/bpfstash.h>): where a trampoline attaches
+ * at a function's start (its funcs record's entry_poke_off and _len), and
+ * a direct tail call's two sites (the "pokes" file).  The file is optional
+ * (missing and empty are the same); a load refuses it (-EBADMSG) when its
+ * size is not content.nr_pokes records or a range is outside its function.
+ * bpfstash_entry_pokes() returns the records (NULL and *@nr 0 without
+ * any); bpfstash_poke_kind_name() names a kind ("tail_call",
+ * "tail_call_bypass") or returns NULL.
+ */
+const struct bpfstash_poke *bpfstash_entry_pokes(const struct bpfstash_entry *entry,
+						 uint32_t *nr);
+const char *bpfstash_poke_kind_name(uint32_t kind);
+
+/*
+ * Boot ids (meta.boot_id, LIBBPFSTASH_1.0), as /proc/sys/kernel/random/boot_id
+ * shows them: 36 characters, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" in
+ * lowercase hex.  bpfstash_boot_id_parse() takes that form (and 32 hex
+ * digits without dashes): 0 or -EINVAL.  bpfstash_boot_id_current() reads
+ * the running kernel's: 0 or -errno.
+ */
+#define BPFSTASH_BOOT_ID_LEN 36
+void bpfstash_boot_id_format(const uint8_t id[BPFSTASH_BOOT_ID_SIZE],
+			     char str[BPFSTASH_BOOT_ID_LEN + 1]);
+int bpfstash_boot_id_parse(const char *str, uint8_t id[BPFSTASH_BOOT_ID_SIZE]);
+int bpfstash_boot_id_current(uint8_t id[BPFSTASH_BOOT_ID_SIZE]);
+
+/*
+ * The name of an ELF machine (content.machine) as uname -m says it
+ * ("x86_64", "aarch64", ...), or NULL for one this library does not know.
+ */
+const char *bpfstash_machine_name(uint32_t machine);
 
 /*
  * Recompute the content hash (see <linux/bpfstash.h>) and compare it with
@@ -228,6 +292,14 @@ struct bpfstash_resolve_opts {
 	 * it was printed with (dmesg truncates to microseconds: 999 ns).
 	 */
 	uint64_t span_ns;
+	/*
+	 * LIBBPFSTASH_1.0: only entries made in the boot with this id
+	 * (BPFSTASH_BOOT_ID_SIZE bytes, meta.boot_id), or NULL: any boot.
+	 * Copies of stashes from several boots hold entries whose boot-time
+	 * clocks overlap; without a boot, a time can then be held by entries of
+	 * two boots, which is ambiguous, never decided.
+	 */
+	const uint8_t *boot_id;
 };
 
 /* An entry that holds the address looked up (or the symbol). */
@@ -243,6 +315,7 @@ struct bpfstash_candidate {
 	uint64_t unload_time_real;
 	uint64_t addr;		/* the address in this entry */
 	uint32_t func;		/* the function holding it */
+	uint8_t boot_id[BPFSTASH_BOOT_ID_SIZE];	/* LIBBPFSTASH_1.0: meta.boot_id */
 };
 
 struct bpfstash_candidates;
@@ -368,7 +441,10 @@ enum bpfstash_agent_source {
 	BPFSTASH_AGENT_FROM_RECOVERY,	/* the stash, after lost records */
 };
 
-/* A program the agent tracks.  Valid until bpfstash_agent_close(). */
+/*
+ * A program the agent tracks.  Valid until bpfstash_agent_close().  The
+ * library allocates it: fields are only ever added at its end.
+ */
 struct bpfstash_agent_prog {
 	uint32_t id;			/* bpf_prog_info::id; 0: an image */
 	char name[BPFSTASH_NAME_LEN];
@@ -381,6 +457,17 @@ struct bpfstash_agent_prog {
 	enum bpfstash_agent_source source;
 	uint32_t nr_funcs;
 	const struct bpfstash_agent_func *funcs;	/* by index */
+	/*
+	 * LIBBPFSTASH_1.0: who loaded it, from its entry's meta (see
+	 * BPFSTASH_AGENT_ORIGIN): has_origin false until then, and for a
+	 * program the stash refused; loader_tgid 0 for one stored when the
+	 * store started.
+	 */
+	bool has_origin;
+	uint32_t loader_tgid;		/* in the initial pid namespace */
+	uint64_t loader_cgroup_id;	/* cgroup v2 id */
+	char loader_comm[BPFSTASH_COMM_LEN];
+	uint8_t boot_id[BPFSTASH_BOOT_ID_SIZE];
 };
 
 enum bpfstash_agent_event_type {
@@ -413,6 +500,13 @@ typedef void (*bpfstash_agent_event_fn)(const struct bpfstash_agent_event *event
  * records either way.
  */
 #define BPFSTASH_AGENT_IMAGE_UNLOADS	(1u << 2)
+/*
+ * LIBBPFSTASH_1.0: before its load event, read each stashed program's meta
+ * for who loaded it (the prog's loader fields): one small read per program
+ * loaded.  Programs indexed from the stash (the scan, recovery) have them
+ * whatever the flags.
+ */
+#define BPFSTASH_AGENT_ORIGIN		(1u << 3)
 
 struct bpfstash_agent_opts {
 	size_t sz;			/* sizeof(struct bpfstash_agent_opts) */

@@ -5,6 +5,7 @@
  * At load, the line records are ordered by (function, offset) once, so a
  * lookup is a binary search: profilers resolve many samples per entry.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -234,9 +235,10 @@ static bool quick_read(int dirfd, const char *name, void **meta, void **funcs, s
 {
 	size_t msize;
 
-	if (bst_read_file_at(dirfd, name, "meta", sizeof(struct bpfstash_meta), meta, &msize))
+	if (bst_read_file_at(dirfd, name, "meta", BPFSTASH_MAX_META, meta, &msize))
 		return false;
-	if (msize != sizeof(struct bpfstash_meta) ||
+	if (msize < sizeof(struct bpfstash_meta) ||
+	    le32toh(((struct bpfstash_meta *)*meta)->content.version) != BPFSTASH_VERSION ||
 	    bst_read_file_at(dirfd, name, "funcs", BST_FUNCS_MAX, funcs, fsize)) {
 		free(*meta);
 		return false;
@@ -256,20 +258,22 @@ static bool quick_holds(int dirfd, const char *name, uint64_t addr, struct candi
 	void *meta, *funcs;
 	size_t fsize;
 	bool found = false;
-	uint32_t i;
+	uint32_t i, nr;
 
 	if (!quick_read(dirfd, name, &meta, &funcs, &fsize))
 		return false;
 	m = meta;
 	f = funcs;
-	if (m->content.nr_funcs <= BPFSTASH_MAX_FUNCS &&
-	    fsize >= (size_t)m->content.nr_funcs * sizeof(*f)) {
-		for (i = 0; i < m->content.nr_funcs && !found; i++)
-			found = addr >= f[i].addr && addr - f[i].addr < f[i].len;
+	/* The files as read: little-endian. */
+	nr = le32toh(m->content.nr_funcs);
+	if (nr <= BPFSTASH_MAX_FUNCS && fsize >= (size_t)nr * sizeof(*f)) {
+		for (i = 0; i < nr && !found; i++)
+			found = addr >= le64toh(f[i].addr) &&
+				addr - le64toh(f[i].addr) < le32toh(f[i].len);
 	}
 	c->name = name;
-	c->loaded = m->flags & BPFSTASH_META_LOADED;
-	c->load_time = m->load_time;
+	c->loaded = le32toh(m->flags) & BPFSTASH_META_LOADED;
+	c->load_time = le64toh(m->load_time);
 	free(meta);
 	free(funcs);
 	return found;
@@ -376,24 +380,28 @@ static bool quick_match(int dirfd, const char *name, const struct query *q,
 
 	if (!quick_read(dirfd, name, &meta, &funcs, &fsize))
 		return false;
+	/* The files as read: little-endian. */
 	m = meta;
 	f = funcs;
-	n = m->content.nr_funcs;
+	n = le32toh(m->content.nr_funcs);
 	if (n > BPFSTASH_MAX_FUNCS || fsize < (size_t)n * sizeof(*f))
 		n = 0;
 	names = (const char *)(f + n);
 	names_len = fsize - (size_t)n * sizeof(*f);
 	for (i = 0; i < n && !found; i++) {
+		uint64_t addr = le64toh(f[i].addr);
+		uint32_t len = le32toh(f[i].len), name_off = le32toh(f[i].name_off);
+
 		if (!q->symbol) {
-			found = q->addr >= f[i].addr && q->addr - f[i].addr < f[i].len;
+			found = q->addr >= addr && q->addr - addr < len;
 			c->addr = q->addr;
 		} else {
-			size_t len = strlen(q->symbol);
+			size_t slen = strlen(q->symbol);
 
-			found = f[i].name_off < names_len && names_len - f[i].name_off > len &&
-				!memcmp(names + f[i].name_off, q->symbol, len + 1) &&
-				(!q->size || q->size == f[i].len) && q->addr < f[i].len;
-			c->addr = f[i].addr + q->addr;
+			found = name_off < names_len && names_len - name_off > slen &&
+				!memcmp(names + name_off, q->symbol, slen + 1) &&
+				(!q->size || q->size == len) && q->addr < len;
+			c->addr = addr + q->addr;
 		}
 		c->func = i;
 	}
@@ -402,12 +410,13 @@ static bool quick_match(int dirfd, const char *name, const struct query *q,
 		memcpy(c->hash, name, BPFSTASH_HEX_LEN);
 		memcpy(c->prog_name, m->content.name, sizeof(c->prog_name));
 		c->prog_name[sizeof(c->prog_name) - 1] = '\0';
-		c->prog_id = m->prog_id;
-		c->loaded = m->flags & BPFSTASH_META_LOADED;
-		c->load_time = m->load_time;
-		c->unload_time = m->unload_time;
-		c->load_time_real = m->load_time_real;
-		c->unload_time_real = m->unload_time_real;
+		c->prog_id = le32toh(m->prog_id);
+		c->loaded = le32toh(m->flags) & BPFSTASH_META_LOADED;
+		c->load_time = le64toh(m->load_time);
+		c->unload_time = le64toh(m->unload_time);
+		c->load_time_real = le64toh(m->load_time_real);
+		c->unload_time_real = le64toh(m->unload_time_real);
+		memcpy(c->boot_id, m->boot_id, sizeof(c->boot_id));
 	}
 	free(meta);
 	free(funcs);
@@ -492,7 +501,8 @@ static int resolve_query(struct bpfstash *s, const struct query *q,
 			bpfstash_entry_free(e);
 			continue;
 		}
-		c.at_time = o.clock == BPFSTASH_CLOCK_NONE || alive_at(&c, &o);
+		c.at_time = (o.clock == BPFSTASH_CLOCK_NONE || alive_at(&c, &o)) &&
+			    (!o.boot_id || !memcmp(c.boot_id, o.boot_id, sizeof(c.boot_id)));
 		if (cands->n == cands->cap) {
 			size_t cap = cands->cap ? 2 * cands->cap : 4;
 			struct bpfstash_candidate *v = realloc(cands->v, cap * sizeof(*v));

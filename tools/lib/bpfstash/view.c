@@ -56,7 +56,7 @@ static void print_kind(FILE *f, const char *name, uint32_t kind)
 }
 
 /*
- * What "info" adds for an image (content.prog_type 0): its kind, then one
+ * What "info" adds for an image (content.image_kind): its kind, then one
  * line per program it calls, in the calls file's order; "entry -" for a
  * program the stash has no entry of (its hash is all zeros).
  */
@@ -67,8 +67,8 @@ static void render_image(const struct bpfstash_entry *e, FILE *f)
 	uint32_t i, nr;
 
 	fprintf(f, KEY, "image");
-	print_kind(f, bpfstash_image_kind_name(e->meta.content.expected_attach_type),
-		   e->meta.content.expected_attach_type);
+	print_kind(f, bpfstash_image_kind_name(e->meta.content.image_kind),
+		   e->meta.content.image_kind);
 	fprintf(f, "\n");
 	calls = bpfstash_entry_calls(e, &nr);
 	for (i = 0; i < nr; i++) {
@@ -93,6 +93,7 @@ static void render_info(const struct bpfstash_entry *e, FILE *f)
 	const struct bpfstash_meta *m = &e->meta;
 	const struct bpfstash_content *c = &m->content;
 	bool loaded = m->flags & BPFSTASH_META_LOADED;
+	char boot_id[BPFSTASH_BOOT_ID_LEN + 1];
 
 	fprintf(f, KEY, "hash");
 	print_hex(f, m->hash, sizeof(m->hash));
@@ -105,8 +106,18 @@ static void render_info(const struct bpfstash_entry *e, FILE *f)
 	print_time(f, "load_time", m->load_time_real, m->load_time);
 	print_time(f, "unload_time", m->unload_time_real, m->unload_time);
 	fprintf(f, KEY "%u\n", "uid", m->uid);
+	if (m->loader_tgid)
+		fprintf(f, KEY "pid %u comm %.*s cgroup %" PRIu64 "\n", "loader", m->loader_tgid,
+			(int)strnlen(m->loader_comm, sizeof(m->loader_comm)), m->loader_comm,
+			(uint64_t)m->loader_cgroup_id);
+	else
+		fprintf(f, KEY "-\n", "loader");
+	fprintf(f, KEY, "boot_id");
+	bpfstash_boot_id_format(m->boot_id, boot_id);
+	fprintf(f, "%s\n", boot_id);
 	fprintf(f, KEY "%u\n", "functions", c->nr_funcs);
 	fprintf(f, KEY "%u\n", "jited_bytes", c->jited_len);
+	fprintf(f, KEY "%u\n", "pokes", c->nr_pokes);
 	fprintf(f, KEY "%u\n", "xlated_bytes", c->xlated_len);
 	fprintf(f, KEY "%u\n", "verified_insns", c->verified_insns);
 	fprintf(f, KEY "%u\n", "line_info", c->nr_line_info);
@@ -120,7 +131,7 @@ static void render_info(const struct bpfstash_entry *e, FILE *f)
 		m->attach_func_name[0] ? m->attach_func_name : "-", c->attach_btf_id,
 		m->attach_btf_obj_id);
 	fprintf(f, KEY "%" PRIu64 "\n", "bytes", (uint64_t)m->bytes);
-	if (c->prog_type == 0)
+	if (c->image_kind)
 		render_image(e, f);
 }
 
