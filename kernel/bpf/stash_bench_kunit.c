@@ -251,43 +251,49 @@ static void bench_prog_init(struct kunit *test, const struct bench_entry *b,
 	struct bpf_prog_aux *aux;
 	const void *data;
 	struct bpf_prog *prog;
-	u32 size, nr, i, f;
+	u32 size, nr, i, f, nr_funcs, funcs_size, jited_len;
 	void **images;
 
+	/* The captured files are little-endian: their counts, for this CPU. */
 	meta = bench_data(b, BENCH_META, &size);
 	KUNIT_ASSERT_EQ(test, size, sizeof(*meta));
 	c = &meta->content;
+	nr_funcs = le32_to_cpu(c->nr_funcs);
+	funcs_size = le32_to_cpu(c->funcs_size);
+	jited_len = le32_to_cpu(c->jited_len);
 	KUNIT_ASSERT_EQ(test, le32_to_cpu(c->version), BPFSTASH_VERSION);
-	KUNIT_ASSERT_TRUE(test, le32_to_cpu(c->nr_funcs) >= 1 && le32_to_cpu(c->nr_funcs) <= BPF_MAX_SUBPROGS);
+	KUNIT_ASSERT_TRUE(test, nr_funcs >= 1 && nr_funcs <= BPF_MAX_SUBPROGS);
 	rec = bench_data(b, BENCH_FUNCS, &size);
-	KUNIT_ASSERT_EQ(test, size, le32_to_cpu(c->funcs_size));
-	names = (const u8 *)(rec + le32_to_cpu(c->nr_funcs));
+	KUNIT_ASSERT_EQ(test, size, funcs_size);
+	names = (const u8 *)(rec + nr_funcs);
 	jited = bench_data(b, BENCH_JITED, &size);
-	KUNIT_ASSERT_EQ(test, size, le32_to_cpu(c->jited_len));
+	KUNIT_ASSERT_EQ(test, size, jited_len);
 	jl = bench_data(b, BENCH_JITED_LINE_INFO, &size);
-	KUNIT_ASSERT_EQ(test, size, le32_to_cpu(c->nr_jited_line_info) * sizeof(*jl));
 	nr = le32_to_cpu(c->nr_jited_line_info);
+	KUNIT_ASSERT_EQ(test, size, nr * sizeof(*jl));
 
 	prog = bench_prog_alloc(test);
 	aux = prog->aux;
-	images = kunit_kcalloc(test, le32_to_cpu(c->nr_funcs), sizeof(*images), GFP_KERNEL);
+	images = kunit_kcalloc(test, nr_funcs, sizeof(*images), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, images);
-	if (le32_to_cpu(c->nr_funcs) > 1) {
-		aux->func = kunit_kcalloc(test, le32_to_cpu(c->nr_funcs), sizeof(*aux->func), GFP_KERNEL);
+	if (nr_funcs > 1) {
+		aux->func = kunit_kcalloc(test, nr_funcs, sizeof(*aux->func), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, aux->func);
-		aux->func_cnt = le32_to_cpu(c->nr_funcs);
+		aux->func_cnt = nr_funcs;
 	}
-	for (i = 0; i < le32_to_cpu(c->nr_funcs); i++) {
+	for (i = 0; i < nr_funcs; i++) {
 		struct bpf_prog *fp = i ? bench_prog_alloc(test) : prog;
+		u32 off = le32_to_cpu(rec[i].offset), len = le32_to_cpu(rec[i].len);
+		u32 name_off = le32_to_cpu(rec[i].name_off);
 
-		KUNIT_ASSERT_LE(test, le32_to_cpu(rec[i].offset) + le32_to_cpu(rec[i].len), le32_to_cpu(c->jited_len));
-		KUNIT_ASSERT_LT(test, le32_to_cpu(rec[i].name_off), le32_to_cpu(c->funcs_size));
-		KUNIT_ASSERT_LT(test, strnlen(names + le32_to_cpu(rec[i].name_off),
-					      le32_to_cpu(c->funcs_size) - le32_to_cpu(rec[i].name_off)), KSYM_NAME_LEN);
-		images[i] = bench_dup(test, jited + le32_to_cpu(rec[i].offset), le32_to_cpu(rec[i].len));
+		KUNIT_ASSERT_LE(test, off + len, jited_len);
+		KUNIT_ASSERT_LT(test, name_off, funcs_size);
+		KUNIT_ASSERT_LT(test, strnlen(names + name_off, funcs_size - name_off),
+				KSYM_NAME_LEN);
+		images[i] = bench_dup(test, jited + off, len);
 		fp->jited = 1;
 		fp->bpf_func = images[i];
-		fp->jited_len = le32_to_cpu(rec[i].len);
+		fp->jited_len = len;
 		fp->aux->linfo_idx = nr;
 		if (!aux->func)
 			continue;
@@ -430,8 +436,8 @@ static void bench_hash_entry(struct crypto_shash *tfm, const struct bpfstash_ent
 			     u8 hash[SHA256_DIGEST_SIZE])
 {
 	static const char domain[] = BPFSTASH_HASH_DOMAIN;
-	/* A program's: every blob but an image's calls. */
-	u8 digests[BPFSTASH_BLOB_CALLS][SHA256_DIGEST_SIZE];
+	/* Every blob's digest, that of nothing for an empty one. */
+	u8 digests[BPFSTASH_NR_BLOBS][SHA256_DIGEST_SIZE];
 	SHASH_DESC_ON_STACK(desc, tfm);
 	struct sha256_state lib;
 	const void *p;
@@ -439,7 +445,7 @@ static void bench_hash_entry(struct crypto_shash *tfm, const struct bpfstash_ent
 	int i;
 
 	desc->tfm = tfm;
-	for (i = 0; i < BPFSTASH_BLOB_CALLS; i++) {
+	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
 		const struct bpfstash_blob *b = e->blobs[i];
 
 		/* The hook knows the digest of nothing, as does this. */
@@ -474,7 +480,7 @@ static void bench_hash_entry(struct crypto_shash *tfm, const struct bpfstash_ent
 static u64 bench_hashed_bytes(const struct bpfstash_entry *e, char *calls, size_t len)
 {
 	u64 name = sizeof(BPFSTASH_HASH_DOMAIN) + sizeof(e->content) +
-		   le32_to_cpu(e->content.funcs_size) + BPFSTASH_BLOB_CALLS * SHA256_DIGEST_SIZE;
+		   le32_to_cpu(e->content.funcs_size) + BPFSTASH_NR_BLOBS * SHA256_DIGEST_SIZE;
 	u64 bytes = name;
 	int i, at = 0;
 
@@ -719,22 +725,22 @@ static void bpfstash_bench_hook(struct kunit *test)
 	for (i = 0; i <= BENCH_ROUNDS; i++) {
 		u64 cold = bench_hook_call(test, &bp, i, &before, &after);
 
-		memcpy(hash, READ_ONCE(bp.prog->aux->stash)->meta.hash, sizeof(hash));
+		memcpy(hash, READ_ONCE(bp.prog->aux->stash)->hash, sizeof(hash));
 		bench_forget(test, bp.prog, hash);
 		bench_prog_jit(&bp);
 		t = bench_hook_call(test, &bp, i, &before, &after);
 		e = READ_ONCE(bp.prog->aux->stash);
 		hashed = after.hashed_bytes - before.hashed_bytes;
-		memcpy(hash, e->meta.hash, sizeof(hash));
+		memcpy(hash, e->hash, sizeof(hash));
 		if (!i) {
 			/* The stored entry is the captured one, and named right. */
 			bench_check_entry(test, b, e);
-			content = e->meta.content;
+			content = e->content;
 			bytes = bench_hashed_bytes(e, calls, sizeof(calls));
 			KUNIT_EXPECT_EQ(test, hashed, bytes);
 			bench_hash_entry(tfm, e, digest);
 			bench_hash_entry(NULL, e, lib_digest);
-			KUNIT_EXPECT_MEMEQ(test, digest, e->meta.hash, BPFSTASH_HASH_SIZE);
+			KUNIT_EXPECT_MEMEQ(test, digest, e->hash, BPFSTASH_HASH_SIZE);
 			KUNIT_EXPECT_MEMEQ(test, lib_digest, digest, sizeof(digest));
 		} else {
 			KUNIT_EXPECT_EQ(test, hashed, bytes);

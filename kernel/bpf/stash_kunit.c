@@ -103,7 +103,8 @@ static void bpfstash_test_content_hash(struct kunit *test)
 			0);
 	KUNIT_EXPECT_MEMEQ(test, hash, want, sizeof(want));
 	/* What it hashed: the domain, the content, the funcs, the digests. */
-	KUNIT_EXPECT_EQ(test, acct.bytes, 9 + sizeof(v.content) + le32_to_cpu(v.content.funcs_size) +
+	KUNIT_EXPECT_EQ(test, acct.bytes,
+			9 + sizeof(v.content) + le32_to_cpu(v.content.funcs_size) +
 			BPFSTASH_NR_BLOBS * BPFSTASH_DIGEST_SIZE);
 }
 
@@ -301,8 +302,10 @@ static void bpfstash_test_store(struct kunit *test)
 	/* Two programs of one object: different images, one BTF. */
 	e1 = bpfstash_test_entry(test, "image one", "shared btf");
 	e2 = bpfstash_test_entry(test, "image two", "shared btf");
-	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p1->aux->stash, false, e1, &stored, &added), 0);
-	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p2->aux->stash, false, e2, &stored, &added), 0);
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p1->aux->stash, false, e1, &stored,
+						    &added), 0);
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p2->aux->stash, false, e2, &stored,
+						    &added), 0);
 	KUNIT_EXPECT_PTR_EQ(test, e1->blobs[BPFSTASH_BLOB_BTF], e2->blobs[BPFSTASH_BLOB_BTF]);
 	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 2);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&bpfstash_store.blob_dedup), dedup + 1);
@@ -349,7 +352,8 @@ static void bpfstash_test_store(struct kunit *test)
 	/* A program has one entry. */
 	e3 = bpfstash_test_entry(test, "image one again", "shared btf");
 	bpfstash_store_set_limits(1 << 20, 10);
-	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(&p1->aux->stash, false, e3, &stored, &added), -EEXIST);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(&p1->aux->stash, false, e3, &stored,
+						    &added), -EEXIST);
 	bpfstash_entry_free(e3);
 
 	/* Lookup by name, and deletion only once unloaded. */
@@ -365,7 +369,8 @@ static void bpfstash_test_store(struct kunit *test)
 
 	/* Loaded again at the same address, identical: the same entry, live. */
 	e3 = bpfstash_test_entry(test, "image one", "shared btf");
-	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(&p3->aux->stash, false, e3, &stored, &added), 0);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(&p3->aux->stash, false, e3, &stored,
+						    &added), 0);
 	KUNIT_EXPECT_PTR_EQ(test, stored, e1);
 	bpfstash_entry_free(e3);
 	KUNIT_EXPECT_TRUE(test, bpfstash_entry_live(e1));

@@ -39,7 +39,8 @@
  *
  * meta starts with its own size and the format version, whose place never
  * changes (formats before 3 had the version first: a meta_size of 1 or 2
- * is such a version): a reader reads meta_size bytes (at least what it knows), takes
+ * is such a version): a reader reads meta_size bytes (at least what it
+ * knows), takes
  * the fields it knows and ignores the rest, which a later kernel may add
  * to the state without a new version.  A change to what is hashed (the
  * content, a file's layout, the serialisation) is a new BPFSTASH_VERSION,
@@ -191,6 +192,7 @@ struct bpfstash_poke {
 	__le32	len;			/* bytes */
 	__le32	kind;			/* enum bpfstash_poke_kind */
 };
+
 /* END the hashed serialisation */
 
 /* content.image_kind: BPF text that is not a program */
@@ -234,7 +236,7 @@ struct bpfstash_meta {
 	__le32	uid;			/* loader's uid, in the initial user namespace */
 	__le32	btf_id;			/* bpf_prog_info::btf_id, at load time */
 	__le32	attach_btf_obj_id;	/* bpf_prog_info::attach_btf_obj_id */
-	__le32	loader_tgid;		/* loader's process, in the initial pid namespace */
+	__le32	loader_tgid;		/* loader's process (initial pid namespace) */
 	__le64	load_time;		/* bpf_prog_info::load_time: ns since boot */
 	__le64	load_time_real;		/* load time, ns since the epoch */
 	__le64	unload_time;		/* ns since boot; 0 while loaded */

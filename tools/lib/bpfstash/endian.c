@@ -12,51 +12,62 @@
 
 #include "internal.h"
 
-#define SWAB16(x) ((x) = bswap_16(x))
-#define SWAB32(x) ((x) = bswap_32(x))
-#define SWAB64(x) ((x) = bswap_64(x))
+static void swab16(__u16 *x)
+{
+	*x = bswap_16(*x);
+}
+
+static void swab32(__u32 *x)
+{
+	*x = bswap_32(*x);
+}
+
+static void swab64(__u64 *x)
+{
+	*x = bswap_64(*x);
+}
 
 void bst_swab_content(struct bpfstash_content *c)
 {
-	SWAB32(c->version);
-	SWAB16(c->machine);
-	SWAB16(c->__reserved_1);
-	SWAB32(c->prog_type);
-	SWAB32(c->expected_attach_type);
-	SWAB32(c->image_kind);
-	SWAB32(c->nr_funcs);
-	SWAB32(c->funcs_size);
-	SWAB32(c->jited_len);
-	SWAB32(c->nr_line_info);
-	SWAB32(c->line_info_rec_size);
-	SWAB32(c->nr_func_info);
-	SWAB32(c->func_info_rec_size);
-	SWAB32(c->btf_size);
-	SWAB32(c->xlated_len);
-	SWAB32(c->verified_insns);
-	SWAB32(c->attach_btf_id);
-	SWAB32(c->gpl_compatible);
-	SWAB32(c->nr_jited_line_info);
-	SWAB32(c->nr_pokes);
-	SWAB32(c->__reserved_2);
+	swab32(&c->version);
+	swab16(&c->machine);
+	swab16(&c->__reserved_1);
+	swab32(&c->prog_type);
+	swab32(&c->expected_attach_type);
+	swab32(&c->image_kind);
+	swab32(&c->nr_funcs);
+	swab32(&c->funcs_size);
+	swab32(&c->jited_len);
+	swab32(&c->nr_line_info);
+	swab32(&c->line_info_rec_size);
+	swab32(&c->nr_func_info);
+	swab32(&c->func_info_rec_size);
+	swab32(&c->btf_size);
+	swab32(&c->xlated_len);
+	swab32(&c->verified_insns);
+	swab32(&c->attach_btf_id);
+	swab32(&c->gpl_compatible);
+	swab32(&c->nr_jited_line_info);
+	swab32(&c->nr_pokes);
+	swab32(&c->__reserved_2);
 }
 
 void bst_swab_meta(struct bpfstash_meta *m)
 {
-	SWAB32(m->meta_size);
-	SWAB32(m->flags);
+	swab32(&m->meta_size);
+	swab32(&m->flags);
 	bst_swab_content(&m->content);
-	SWAB32(m->prog_id);
-	SWAB32(m->uid);
-	SWAB32(m->btf_id);
-	SWAB32(m->attach_btf_obj_id);
-	SWAB32(m->loader_tgid);
-	SWAB64(m->load_time);
-	SWAB64(m->load_time_real);
-	SWAB64(m->unload_time);
-	SWAB64(m->unload_time_real);
-	SWAB64(m->bytes);
-	SWAB64(m->loader_cgroup_id);
+	swab32(&m->prog_id);
+	swab32(&m->uid);
+	swab32(&m->btf_id);
+	swab32(&m->attach_btf_obj_id);
+	swab32(&m->loader_tgid);
+	swab64(&m->load_time);
+	swab64(&m->load_time_real);
+	swab64(&m->unload_time);
+	swab64(&m->unload_time_real);
+	swab64(&m->bytes);
+	swab64(&m->loader_cgroup_id);
 }
 
 /* The @nr records at the start of a funcs file of @size bytes. */
@@ -66,12 +77,12 @@ void bst_swab_funcs(void *funcs, size_t size, uint32_t nr)
 	uint32_t i;
 
 	for (i = 0; i < nr && (i + 1) * sizeof(*f) <= size; i++) {
-		SWAB64(f[i].addr);
-		SWAB32(f[i].len);
-		SWAB32(f[i].offset);
-		SWAB32(f[i].name_off);
-		SWAB16(f[i].entry_poke_off);
-		SWAB16(f[i].entry_poke_len);
+		swab64(&f[i].addr);
+		swab32(&f[i].len);
+		swab32(&f[i].offset);
+		swab32(&f[i].name_off);
+		swab16(&f[i].entry_poke_off);
+		swab16(&f[i].entry_poke_len);
 	}
 }
 
@@ -82,7 +93,7 @@ void bst_swab_u32s(void *p, size_t size)
 	size_t i;
 
 	for (i = 0; i < size / sizeof(*w); i++)
-		SWAB32(w[i]);
+		swab32(&w[i]);
 }
 
 void bst_swab_calls(struct bpfstash_call *c, uint32_t nr)
@@ -90,9 +101,9 @@ void bst_swab_calls(struct bpfstash_call *c, uint32_t nr)
 	uint32_t i;
 
 	for (i = 0; i < nr; i++) {
-		SWAB32(c[i].kind);
-		SWAB64(c[i].addr);
-		SWAB32(c[i].prog_id);
-		SWAB32(c[i].__reserved);
+		swab32(&c[i].kind);
+		swab64(&c[i].addr);
+		swab32(&c[i].prog_id);
+		swab32(&c[i].__reserved);
 	}
 }

@@ -10,10 +10,6 @@
 
 struct btf;
 
-#ifndef offsetofend
-#define offsetofend(t, m) (offsetof(t, m) + sizeof(((t *)0)->m))
-#endif
-
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
