@@ -645,12 +645,14 @@ static int entry_set_meta(struct bpfstash_entry *e, const char *name, const void
 }
 
 /*
- * Take the calls file (@buf, @size; NULL if there is none): whole records
- * only, and an empty file is no file, as the hash has it.
+ * Take an optional file of records of @rec bytes, at most @max bytes
+ * (@buf, @size; NULL if there is none): whole records only, and an empty
+ * file is no file, as the hash has it.  *@out and *@nr, or -EBADMSG.
  */
-static int entry_set_calls(struct bpfstash_entry *e, void *buf, size_t size)
+static int take_records(void *buf, size_t size, size_t rec, size_t max, void **out,
+			uint32_t *nr)
 {
-	if (size % sizeof(struct bpfstash_call) || size > CALLS_MAX) {
+	if (size % rec || size > max) {
 		free(buf);
 		return -EBADMSG;
 	}
@@ -658,28 +660,23 @@ static int entry_set_calls(struct bpfstash_entry *e, void *buf, size_t size)
 		free(buf);
 		return 0;
 	}
-	e->calls = buf;
-	e->nr_calls = size / sizeof(struct bpfstash_call);
+	*out = buf;
+	*nr = size / rec;
 	return 0;
 }
 
-/*
- * Take the pokes file (@buf, @size; NULL if there is none): whole records
- * only, and an empty file is no file, as the hash has it.
- */
+/* The calls file of an image. */
+static int entry_set_calls(struct bpfstash_entry *e, void *buf, size_t size)
+{
+	return take_records(buf, size, sizeof(struct bpfstash_call), CALLS_MAX,
+			    (void **)&e->calls, &e->nr_calls);
+}
+
+/* The pokes file of a program with direct tail calls. */
 static int entry_set_pokes(struct bpfstash_entry *e, void *buf, size_t size)
 {
-	if (size % sizeof(struct bpfstash_poke) || size > POKES_MAX) {
-		free(buf);
-		return -EBADMSG;
-	}
-	if (!size) {
-		free(buf);
-		return 0;
-	}
-	e->pokes = buf;
-	e->nr_pokes = size / sizeof(struct bpfstash_poke);
-	return 0;
+	return take_records(buf, size, sizeof(struct bpfstash_poke), POKES_MAX,
+			    (void **)&e->pokes, &e->nr_pokes);
 }
 
 /*
