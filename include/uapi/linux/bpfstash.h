@@ -14,7 +14,7 @@
  *                    functions' NUL-terminated kallsyms names
  *   jited            the JITed images of all functions, back to back, in
  *                    function order: bpf_prog_info::jited_prog_insns, with
- *                    the bytes listed in pokes normalised (below)
+ *                    the poke sites as the JIT emitted them (below)
  *   line_info        struct bpf_line_info[nr_line_info]: bpf_prog_info::line_info
  *   jited_line_info  struct bpfstash_jited_line[nr_jited_line_info]: where
  *                    each line_info record landed in the JITed code
@@ -39,10 +39,9 @@
  *
  * meta starts with its own size and the format version, whose place never
  * changes (formats before 3 had the version first: a meta_size of 1 or 2
- * is such a version): a reader reads meta_size bytes (at least what it
- * knows), takes
- * the fields it knows and ignores the rest, which a later kernel may add
- * to the state without a new version.  A change to what is hashed (the
+ * is such a version).  A reader reads meta_size bytes (at least what it
+ * knows), takes the fields it knows and ignores the rest, which a later
+ * kernel may add to the state without a new version.  A change to what is hashed (the
  * content, a file's layout, the serialisation) is a new BPFSTASH_VERSION,
  * and a reader that meets a version it does not know says so ("format N,
  * this reader knows M"), distinctly from a corrupt entry.
