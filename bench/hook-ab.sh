@@ -13,9 +13,10 @@
 # Both builds run this checkout's benchmark (kernel/bpf/stash_bench_kunit.c)
 # and series of patches: REV must have the same patches/ as this checkout,
 # since only the store's own files are swapped.  With --rev-bench, REV's
-# build takes REV's benchmark and REV's captured programs too (for a REV
-# of another entry format, whose benchmark reads its own fixtures), on
-# this checkout's patches: REV's store must build on them.
+# build takes REV's benchmark, REV's view (fs/bpfstash) and REV's captured
+# programs too (for a REV of another entry format, whose benchmark reads
+# its own fixtures), on this checkout's patches: REV's store must build on
+# them.
 #
 # Prints, per program, the median of the hook's cost beyond its hashing
 # over all runs and over the "idle" runs (those whose hashing was within
@@ -56,7 +57,8 @@ kernel/bpf/stash_image.c kernel/bpf/stash_kunit.c include/linux/bpfstash.h
 include/uapi/linux/bpfstash.h include/trace/events/bpfstash.h"
 revprogs=$top/build/bench/hook-progs
 if [ "$rev_bench" = 1 ]; then
-	files="$files kernel/bpf/stash_bench_kunit.c kernel/bpf/stash_bench_progs.S"
+	files="$files kernel/bpf/stash_bench_kunit.c kernel/bpf/stash_bench_progs.S
+fs/bpfstash/inode.c fs/bpfstash/file.c fs/bpfstash/internal.h"
 	revprogs=$top/build/bench/hook-progs-ab
 fi
 
