@@ -20,7 +20,7 @@ zlib1g-dev liblzma-dev libaio-dev libcmocka-dev gnuplot-nox
 binutils elfutils debuginfod libdebuginfod-dev bzip2
 systemd
 dpkg-dev debhelper lintian mmdebstrap linux-config-6.12 jq e2fsprogs
-libbpf-tools bpftrace
+libbpf-tools bpftrace linux-perf
 "
 
 missing=""

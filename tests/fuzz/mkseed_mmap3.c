@@ -56,5 +56,48 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	/*
+	 * Header sections (HEADER_BPFSTASH_MMAP3, parameter bit 5): version
+	 * 1, the records of the first names, in and out of time order.
+	 */
+	for (flags = 0; flags < 2; flags++) {
+		unsigned char buf[4096] = {};
+		size_t pos = 1 + 8;
+		char path[4096];
+		FILE *f;
+
+		buf[0] = 32 | (flags ? 3 : 0);
+		buf[1] = 1;			/* version, little-endian */
+		buf[5] = 3;			/* nr */
+		for (i = 0; i < 3; i++) {
+			struct mmap3_record *r = (void *)(buf + pos + 16);
+			size_t name_pad = (strlen(names[i]) + 1 + 7) & ~7UL;
+			unsigned long long time = flags ? 3000 - i * 1000 : 1000 + i * 1000;
+			unsigned int cpu = i, size = 64 + name_pad;
+			int k;
+
+			memcpy(buf + pos, &time, 8);
+			memcpy(buf + pos + 8, &cpu, 4);
+			memcpy(buf + pos + 12, &size, 4);
+			r->header.type = PERF_RECORD_MMAP3;
+			r->header.size = size;
+			r->addr = 0xffffffffa0000090ULL + i * 0x1000;
+			r->len = 470;
+			r->id = 5 + i;
+			r->flags = PERF_RECORD_MMAP3_STASHED;
+			r->type = PERF_RECORD_KSYMBOL_TYPE_BPF;
+			r->hash_size = 20;
+			for (k = 0; k < 20; k++)
+				r->hash[k] = 0xca + k * 7 + i;
+			strcpy(r->name, names[i]);
+			pos += 16 + size;
+		}
+		snprintf(path, sizeof(path), "%s/seed-%u", argv[1], n++);
+		f = fopen(path, "wb");
+		if (!f || fwrite(buf, 1, pos, f) != pos || fclose(f)) {
+			perror(path);
+			return 1;
+		}
+	}
 	return 0;
 }

@@ -16,6 +16,11 @@
 #   records          perf report --stats counts the MMAP3 records, perf script
 #                    -D and --show-mmap-events print them, perf inject passes
 #                    them on;
+#   old_perf         the unpatched 6.12 perf and Debian's perf 6.1 read the
+#                    same perf.data without an error and count the same
+#                    samples and period (the records are in its header, not
+#                    its data section); a recording into a pipe keeps them
+#                    in the stream, for the patched perf;
 #   buildid_cache    every entry a sample hit is in ~/.debug, as an ELF file
 #                    whose build-id is the entry's hash;
 #   annotate         perf annotate on one of those unloaded programs shows
@@ -132,6 +137,41 @@ if [ "${stats:-0}" -ge $((5 * N)) ] && [ "$dumped" -eq "$stats" ] && [ "$shown" 
 	pass records
 else
 	fail records "--stats ${stats:-0}, -D $dumped, --show-mmap-events $shown, after inject ${injected:-0} $(head -c 200 inject.err)"
+fi
+
+# perf versions that do not know MMAP3: the file's records are in a header
+# feature they pass over.  Totals: samples and period, from perf script.
+totals() { "$1" script -F period -i "$2" 2> "$3" | awk '{ n++; p += $1 } END { printf "%d %.0f\n", n, p }'; }
+want=$(totals "$perf" patched.data old.patched.err)
+old=""
+debian=/usr/bin/perf
+for p in "$base" "$debian"; do
+	if [ ! -x "$p" ]; then
+		old="$old; $p is missing (linux-perf, scripts/deps.sh)"
+		continue
+	fi
+	got=$(totals "$p" patched.data old.err)
+	"$p" report --stdio --sort comm -i patched.data > /dev/null 2>> old.err
+	st=$?
+	v=$("$p" --version | awk '{ print $3 }')
+	if [ $st -ne 0 ] || grep -q "failed to process" old.err || [ "$got" != "$want" ]; then
+		old="$old; perf $v: exit $st, totals '$got' for '$want': $(head -c 200 old.err)"
+	else
+		note old_perf "perf $v ($p) reads it: samples and period $got, as the patched perf"
+	fi
+done
+piped=$("$perf" record -q -a -e cpu-clock -F 1000 -k boottime -o - -- \
+	"$churn" -n 20 -m 20 -l pipe.log 2> pipe.err | "$perf" report --stats -i - 2>> pipe.err |
+	awk '/MMAP3 events:/ { print $3 }')
+if [ "${want%% *}" -lt 100 ]; then
+	fail old_perf "only '$want' samples in patched.data"
+elif [ -n "$old" ]; then
+	fail old_perf "${old#; }"
+elif [ "${piped:-0}" -lt 100 ]; then
+	fail old_perf "a recording into a pipe: ${piped:-0} MMAP3 records for 20 x 5 functions: $(head -c 200 pipe.err)"
+else
+	note old_perf "into a pipe: $piped MMAP3 records in the stream for 20 x 5 functions"
+	pass old_perf
 fi
 
 # The entries the samples hit, by the DSOs perf script named.
