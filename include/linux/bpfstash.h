@@ -34,6 +34,12 @@ enum bpfstash_data {
 	BPFSTASH_NR_DATA,
 };
 
+/* What a link attached a program to: made when the link is, freed after RCU. */
+struct bpfstash_link_target {
+	struct rcu_head rcu;
+	char name[];
+};
+
 /*
  * The state of an entry: what its meta file holds besides the content and
  * the name (struct bpfstash_meta), in the CPU's byte order.
@@ -52,6 +58,10 @@ struct bpfstash_state {
 	u64 loader_cgroup_id;
 	u64 bytes;		/* the entry's share of the store's memory */
 	char loader_comm[BPFSTASH_COMM_LEN];
+	u32 link_type;		/* the last link made for the program */
+	u32 link_id;
+	/* its target, NULL if none: dereferenced under rcu_read_lock() */
+	const struct bpfstash_link_target *link_target;
 };
 
 /* Limits and counters, as the "stats" file shows them. */
@@ -96,6 +106,7 @@ DECLARE_STATIC_KEY_FALSE(bpfstash_active);
 
 void __bpfstash_prog_load(struct bpf_prog *prog);
 void __bpfstash_prog_unload(struct bpf_prog *prog);
+void __bpfstash_prog_linked(struct bpf_prog *prog, u32 type, u32 id, const char *target);
 
 /*
  * The store, for fs/bpfstash/.  Entries are returned with a reference; what
@@ -154,6 +165,19 @@ static inline void bpfstash_prog_unload(struct bpf_prog *prog)
 {
 	if (READ_ONCE(prog->aux->stash))
 		__bpfstash_prog_unload(prog);
+}
+
+/*
+ * bpfstash_prog_stashed - whether a program has an entry
+ * @prog: a program the caller holds
+ *
+ * For bpf_link_settle(), which then describes the link's target for
+ * __bpfstash_prog_linked() (the link's type, id, and target as text),
+ * once the link is attached and before its fd is installed.
+ */
+static inline bool bpfstash_prog_stashed(const struct bpf_prog *prog)
+{
+	return READ_ONCE(prog->aux->stash);
 }
 
 /*

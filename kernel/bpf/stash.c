@@ -221,6 +221,7 @@ void bpfstash_entry_free(struct bpfstash_entry *e)
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++)
 		bpfstash_blob_put(e->blobs[i]);
 	bpfstash_funcs_free(e);
+	kfree(e->state.link_target);
 	kmem_cache_free(bpfstash_entry_cache, e);
 }
 
@@ -1160,13 +1161,22 @@ static int bpfstash_snapshot(struct bpf_prog *prog, const struct bpfstash_sizes 
  */
 static void bpfstash_entry_reload(struct bpfstash_entry *e, const struct bpfstash_state *load)
 {
+	const struct bpfstash_link_target *old;
+
 	lockdep_assert_held(&bpfstash_store.lock);
 	write_seqlock_bh(&bpfstash_store.state);
+	old = e->state.link_target;
 	e->state = *load;
 	e->state.unload_time = 0;
 	e->state.unload_time_real = 0;
+	/* This load has made no link yet. */
+	e->state.link_type = 0;
+	e->state.link_id = 0;
+	e->state.link_target = NULL;
 	set_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
 	write_sequnlock_bh(&bpfstash_store.state);
+	if (old)
+		kfree_rcu((struct bpfstash_link_target *)old, rcu);
 }
 
 /*
@@ -1536,6 +1546,46 @@ void __bpfstash_prog_unload(struct bpf_prog *prog)
 }
 
 /*
+ * The link @prog was attached by: its type, id and target (see struct
+ * bpfstash_meta), the last one made while the program is loaded.  Process
+ * context; the entry may be leaving the store meanwhile (it is freed after
+ * an RCU grace period), which makes the write useless, not unsafe.
+ */
+void __bpfstash_prog_linked(struct bpf_prog *prog, u32 type, u32 id, const char *target)
+{
+	size_t len = strnlen(target, BPFSTASH_LINK_TARGET_LEN - 1);
+	const struct bpfstash_link_target *old = NULL;
+	struct bpfstash_link_target *t;
+	struct mem_cgroup *memcg, *prev;
+	struct bpfstash_entry *e;
+
+	/* Out of line: most programs are never linked, or once. */
+	memcg = bpfstash_charge_begin(&prev);
+	t = kmalloc(struct_size(t, name, len + 1), BPFSTASH_GFP);
+	bpfstash_charge_end(memcg, prev);
+	if (t) {
+		memcpy(t->name, target, len);
+		t->name[len] = '\0';
+	}
+
+	rcu_read_lock();
+	e = READ_ONCE(prog->aux->stash);
+	if (e) {
+		write_seqlock_bh(&bpfstash_store.state);
+		old = e->state.link_target;
+		e->state.link_type = type;
+		e->state.link_id = id;
+		e->state.link_target = t;
+		write_sequnlock_bh(&bpfstash_store.state);
+	} else {
+		old = t;
+	}
+	rcu_read_unlock();
+	if (old)
+		kfree_rcu((struct bpfstash_link_target *)old, rcu);
+}
+
+/*
  * An entry's share of the store's memory: the entry and its funcs file,
  * and of each blob its bytes divided among the entries that hold it, so
  * that the shares of all entries add up to the store's bytes (to within a
@@ -1590,6 +1640,7 @@ void bpfstash_entry_meta(const struct bpfstash_entry *e, struct bpfstash_meta *m
 {
 	struct bpfstash_state st;
 
+	rcu_read_lock();
 	bpfstash_entry_state(e, &st);
 	*m = (struct bpfstash_meta){
 		.meta_size = cpu_to_le32(sizeof(*m)),
@@ -1611,6 +1662,11 @@ void bpfstash_entry_meta(const struct bpfstash_entry *e, struct bpfstash_meta *m
 	memcpy(m->boot_id, bpfstash_boot_id(), sizeof(m->boot_id));
 	memcpy(m->loader_comm, st.loader_comm, sizeof(m->loader_comm));
 	memcpy(m->attach_func_name, e->attach_func_name, sizeof(m->attach_func_name));
+	m->link_type = cpu_to_le32(st.link_type);
+	m->link_id = cpu_to_le32(st.link_id);
+	if (st.link_target)
+		strscpy_pad(m->link_target, st.link_target->name, sizeof(m->link_target));
+	rcu_read_unlock();
 }
 
 /**
@@ -2213,7 +2269,7 @@ static int __init bpfstash_store_init(void)
 
 	BUILD_BUG_ON(sizeof(struct bpfstash_content) != 104);
 	BUILD_BUG_ON(offsetof(struct bpfstash_meta, content.version) != 8);
-	BUILD_BUG_ON(sizeof(struct bpfstash_meta) != 360);
+	BUILD_BUG_ON(sizeof(struct bpfstash_meta) != 496);
 	BUILD_BUG_ON(sizeof(struct bpfstash_func) != 32);
 	BUILD_BUG_ON(sizeof(struct bpfstash_jited_line) != 8);
 	BUILD_BUG_ON(sizeof(struct bpfstash_call) != 64);

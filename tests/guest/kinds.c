@@ -89,6 +89,27 @@ static __u32 check_attached_entry(int fd, const char *what, const char *target)
 	return info.id;
 }
 
+/*
+ * The link program @fd was last attached by, as its entry's meta says: the
+ * link's type and id, and its target, @target.
+ */
+static void check_link_target(int fd, struct bpf_link *link, const char *what,
+			      const char *target)
+{
+	struct bpf_prog_info info = {};
+	struct bpf_link_info li = {};
+	__u32 len = sizeof(info), llen = sizeof(li);
+	struct bpfstash_meta m;
+
+	if (!ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len), what) ||
+	    !ASSERT_OK(bpf_obj_get_info_by_fd(bpf_link__fd(link), &li, &llen), what) ||
+	    !ASSERT_OK(entry_meta(info.id, &m), what))
+		return;
+	ASSERT_EQ(m.link_type, li.type, what);
+	ASSERT_EQ(m.link_id, li.id, what);
+	ASSERT_STREQ(m.link_target, target, what);
+}
+
 /* Poll until the entry of program @id says it is unloaded (frees are deferred). */
 static bool entry_unloaded(__u32 id)
 {
@@ -132,13 +153,14 @@ struct kinds_bss {
  */
 static void test_kernel_functions(void)
 {
+	/* tp_btf attaches through a raw tracepoint link, the others a tracing one. */
 	static const struct {
-		const char *prog, *target;
+		const char *prog, *target, *link;
 	} progs[] = {
-		{ "kinds_fentry", "bpf_fentry_test1" },
-		{ "kinds_fexit", "bpf_fentry_test1" },
-		{ "kinds_tp_btf", "sched_switch" },
-		{ "kinds_lsm", "bpf_lsm_file_open" },
+		{ "kinds_fentry", "bpf_fentry_test1", "tracing:bpf_fentry_test1" },
+		{ "kinds_fexit", "bpf_fentry_test1", "tracing:bpf_fentry_test1" },
+		{ "kinds_tp_btf", "sched_switch", "raw_tracepoint:sched_switch" },
+		{ "kinds_lsm", "bpf_lsm_file_open", "tracing:bpf_lsm_file_open" },
 	};
 	struct bpf_link *links[4] = {};
 	__u32 ids[4] = {};
@@ -183,6 +205,7 @@ static void test_kernel_functions(void)
 	for (i = 0; i < 4; i++) {
 		fd = bpf_program__fd(bpf_object__find_program_by_name(obj, progs[i].prog));
 		ids[i] = check_attached_entry(fd, progs[i].prog, progs[i].target);
+		check_link_target(fd, links[i], progs[i].prog, progs[i].link);
 	}
 out_links:
 	for (i = 0; i < 4; i++)
@@ -193,6 +216,69 @@ out_obj:
 		if (ids[i])
 			ASSERT_TRUE(entry_unloaded(ids[i]), "entry kept, unloaded");
 	check_stash_views("kernel-function programs, unloaded", 64);
+out:
+	stash_umount();
+}
+
+/*
+ * Programs attached by links of other kinds: the entry names what each
+ * attached to (perf_event links by their probe, a raw tracepoint by its
+ * name), and keeps it once the program is gone.
+ */
+static void test_link_targets(void)
+{
+	static const struct {
+		const char *prog, *target;
+	} progs[] = {
+		{ "links_kprobe", "kprobe:do_nanosleep" },
+		{ "links_kretprobe", "kretprobe:do_nanosleep" },
+		{ "links_raw_tp", "raw_tracepoint:sched_switch" },
+		{ "links_tp", "tracepoint:sys_enter_nanosleep" },
+	};
+	struct bpf_link *links[4] = {};
+	struct bpfstash_meta m;
+	struct bpf_object *obj;
+	__u32 ids[4] = {};
+	int i, fd;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	obj = bpf_object__open_file(test_prog_path("links"), NULL);
+	if (!ASSERT_PTR_OK(obj, "open links.bpf.o"))
+		goto out;
+	if (!ASSERT_OK(bpf_object__load(obj), "load links.bpf.o"))
+		goto out_obj;
+	for (i = 0; i < 4; i++) {
+		struct bpf_program *p = bpf_object__find_program_by_name(obj, progs[i].prog);
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = bpf_program__fd(p);
+		if (ASSERT_OK(bpf_obj_get_info_by_fd(fd, &info, &len), progs[i].prog) &&
+		    ASSERT_OK(entry_meta(info.id, &m), progs[i].prog)) {
+			ids[i] = info.id;
+			ASSERT_EQ(m.link_type, 0, "no link before the attach");
+			ASSERT_STREQ(m.link_target, "", "no target before the attach");
+		}
+		links[i] = bpf_program__attach(p);
+		if (!ASSERT_PTR_OK(links[i], progs[i].prog))
+			goto out_links;
+		check_link_target(fd, links[i], progs[i].prog, progs[i].target);
+	}
+	usleep(20 * 1000);
+out_links:
+	for (i = 0; i < 4; i++)
+		bpf_link__destroy(links[i]);
+out_obj:
+	bpf_object__close(obj);
+	for (i = 0; i < 4; i++) {
+		if (!ids[i])
+			continue;
+		ASSERT_TRUE(entry_unloaded(ids[i]), "entry kept, unloaded");
+		if (ASSERT_OK(entry_meta(ids[i], &m), progs[i].prog))
+			ASSERT_STREQ(m.link_target, progs[i].target, "the target kept after the unload");
+	}
+	check_stash_views("link-attached programs, unloaded", 64);
 out:
 	stash_umount();
 }
@@ -786,6 +872,7 @@ out:
 static const struct test tests[] = {
 	{ "vmlinux_btf", test_vmlinux_btf },
 	{ "kernel_functions", test_kernel_functions },
+	{ "link_targets", test_link_targets },
 	{ "libbpf_tools", test_libbpf_tools },
 	{ "bpftrace_kfunc", test_bpftrace_kfunc },
 	{ "trampoline", test_trampoline },

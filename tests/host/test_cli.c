@@ -18,6 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <endian.h>
+#include <limits.h>
+#include <linux/bpf.h>
 
 #include "libbpfstash.h"
 #include "fixtures.h"
@@ -366,10 +369,66 @@ static void test_other_formats(void **state)
 	fixture_rmtree(dir);
 }
 
+/*
+ * What a link attached the program to, as show and ls print it: "-" and
+ * null without one (the fixtures), the target, type and id with one (a
+ * copy of a fixture whose meta names a tracing link).
+ */
+static void test_link_shown(void **state)
+{
+	char dir[] = "/tmp/bpfstash-cli-link-XXXXXX", path[PATH_MAX];
+	struct bpfstash_meta m;
+	struct fixture sub;
+	char *out;
+	FILE *f;
+
+	fixture_get("subprogs", &sub);
+	assert_int_equal(sh(&out, BPFSTASH_BIN ROOT "show %s", sub.hash), 0);
+	if (!strstr(out, "\nlink             -\n"))
+		fail_msg("show without a link: %s", out);
+	free(out);
+	assert_int_equal(sh(NULL, BPFSTASH_BIN ROOT "-j show %s | jq -e '.link == null'",
+			    sub.hash), 0);
+
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(sh(NULL, "cp -r %s/stash/%s %s/", FIXTURES, sub.hash, dir), 0);
+	snprintf(path, sizeof(path), "%s/%s/meta", dir, sub.hash);
+	f = fopen(path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fread(&m, 1, sizeof(m), f), sizeof(m));
+	m.link_type = htole32(BPF_LINK_TYPE_TRACING);
+	m.link_id = htole32(7);
+	snprintf(m.link_target, sizeof(m.link_target), "tracing:tcp_sendmsg");
+	rewind(f);
+	assert_int_equal(fwrite(&m, 1, sizeof(m), f), sizeof(m));
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(sh(&out, BPFSTASH_BIN " --root %s show %s", dir, sub.hash), 0);
+	if (!strstr(out, "\nlink             tracing:tcp_sendmsg (tracing link 7)\n"))
+		fail_msg("show with a link: %s", out);
+	free(out);
+	assert_int_equal(sh(NULL, BPFSTASH_BIN " --root %s -j show %s | jq -e '.link == "
+			    "{\"type\": \"tracing\", \"id\": 7, \"target\": \"tracing:tcp_sendmsg\"}'",
+			    dir, sub.hash), 0);
+	assert_int_equal(sh(NULL, BPFSTASH_BIN " --root %s -j ls | jq -e "
+			    "'.[0].link.target == \"tracing:tcp_sendmsg\"'", dir), 0);
+	/* An unterminated target is a malformed meta, not a long name. */
+	memset(m.link_target, 'A', sizeof(m.link_target));
+	f = fopen(path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fwrite(&m, 1, sizeof(m), f), sizeof(m));
+	assert_int_equal(fclose(f), 0);
+	assert_int_not_equal(sh(&out, BPFSTASH_BIN " --root %s show %s 2>&1", dir, sub.hash), 0);
+	if (!strstr(out, "corrupt") && !strstr(out, "malformed") && !strstr(out, "Bad message"))
+		fail_msg("show of an unterminated link target: %s", out);
+	free(out);
+	fixture_rmtree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_other_formats),
+		cmocka_unit_test(test_link_shown),
 		cmocka_unit_test(test_help_and_version),
 		cmocka_unit_test(test_exit_codes),
 		cmocka_unit_test(test_watch_unavailable),

@@ -198,6 +198,7 @@ struct spec {
 	long long load;		/* seconds before NOW (positive: in the past) */
 	long long unload;	/* seconds before NOW, or LOADED */
 	unsigned long long bytes;	/* meta.bytes; 0: the fixture's */
+	const char *link_target;	/* meta.link_target; NULL: none */
 };
 
 struct tree {
@@ -273,6 +274,13 @@ static void make_entry(const char *dir, const struct bpfstash_entry *base, unsig
 	}
 	if (sp->bytes)
 		m.bytes = sp->bytes;
+	if (sp->link_target) {
+		m.link_type = htole32(BPF_LINK_TYPE_PERF_EVENT);
+		m.link_id = htole32(variant + 1);
+		memset(m.link_target, 0, sizeof(m.link_target));
+		memcpy(m.link_target, sp->link_target,
+		       strnlen(sp->link_target, sizeof(m.link_target) - 1));
+	}
 	write_file_at(edir, "meta", &m, sizeof(m));
 	bpfstash_hash_format(hash, name);
 	snprintf(final, sizeof(final), "%s/%s", dir, name);
@@ -773,7 +781,7 @@ static long long rnd(unsigned int *seed, long long lo, long long hi)
 static void test_dry_run_matches(void **state)
 {
 	char (*before)[41], (*after)[41], (*dry)[41], (*real)[41], arch[PATH_MAX];
-	struct spec specs[60];
+	struct spec specs[60] = {};
 	unsigned int seed = 4242;
 	size_t nb, na, nd, nr, i, j;
 	struct tree t;
@@ -1113,7 +1121,7 @@ static void test_archive_debuginfod(void **state)
 /* The archive quota: oldest archives go first; one too big keeps its entry. */
 static void test_archive_quota(void **state)
 {
-	struct spec specs[12];
+	struct spec specs[12] = {};
 	char arch[PATH_MAX], path[PATH_MAX];
 	struct tree t;
 	struct run r;
@@ -1663,6 +1671,52 @@ static void test_loader_filter(void **state)
 	run_gc(&r, "--root", FIXTURES "/stash", "--dry-run", "--loader-cgroup", "x", NULL);
 	assert_int_equal(r.status, 64);
 	run_free(&r);
+	run_gc(&r, "--root", FIXTURES "/stash", "--dry-run", "--link-target", "", NULL);
+	assert_int_equal(r.status, 64);
+	run_free(&r);
+}
+
+/* --link-target: the entries whose last link's target matches a pattern. */
+static void test_link_filter(void **state)
+{
+	static const struct spec specs[] = {
+		{ 100, 90, 0, "kprobe:tcp_sendmsg" },
+		{ 100, 90, 0, "kprobe:tcp_recvmsg" },
+		{ 100, 90, 0, "raw_tracepoint:sched_switch" },
+		{ 100, 90, 0, NULL },
+	};
+	static const struct {
+		const char *glob;
+		size_t n;
+		int which[3];
+	} cases[] = {
+		{ "kprobe:tcp_*", 2, { 0, 1 } },
+		{ "kprobe:tcp_sendmsg", 1, { 0 } },
+		{ "*sched_switch", 1, { 2 } },
+		{ "cgroup:*", 0, { 0 } },
+		{ "*", 3, { 0, 1, 2 } },
+	};
+	char names[8][41];
+	struct tree t;
+	struct run r;
+	size_t i, j, n;
+
+	tree_make(&t, specs, 4);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		run_gc(&r, "--root", t.dir, "--now", NOW_ARG, "--dry-run", "--json", "--max-age",
+		       "1s", "--link-target", cases[i].glob, NULL);
+		assert_int_equal(r.status, 0);
+		n = json_names(r.out, "would_remove", names, 8);
+		if (n != cases[i].n)
+			fail_msg("--link-target %s: %zu removed, not %zu: %s", cases[i].glob, n,
+				 cases[i].n, r.out);
+		for (j = 0; j < n; j++)
+			if (!strstr(r.out, t.names[cases[i].which[j]]))
+				fail_msg("--link-target %s: %s not removed: %s", cases[i].glob,
+					 t.names[cases[i].which[j]], r.out);
+		run_free(&r);
+	}
+	tree_free(&t);
 }
 
 int main(void)
@@ -1670,6 +1724,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_other_formats),
 		cmocka_unit_test(test_loader_filter),
+		cmocka_unit_test(test_link_filter),
 		cmocka_unit_test(test_usage_errors),
 		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_bad_roots),

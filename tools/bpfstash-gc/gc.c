@@ -36,6 +36,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -348,19 +349,30 @@ static void skip(struct gc *g, const char *name, int err, uint32_t format)
 				   .format = format });
 }
 
-/* Whether the loader meta names is the one --loader-comm and --loader-cgroup ask for. */
+/*
+ * Whether the loader and link meta names are those --loader-comm,
+ * --loader-cgroup and --link-target ask for.
+ */
 static bool loader_matches(const struct gc_opts *o, const struct bpfstash_meta *m)
 {
+	char target[BPFSTASH_LINK_TARGET_LEN + 1];
+
 	if (o->loader_comm && strncmp(m->loader_comm, o->loader_comm, sizeof(m->loader_comm)))
 		return false;
 	if (o->loader_cgroup_set && m->loader_cgroup_id != o->loader_cgroup)
 		return false;
+	if (o->link_target) {
+		/* No link, no target: not even "*" matches it. */
+		snprintf(target, sizeof(target), "%.*s", BPFSTASH_LINK_TARGET_LEN, m->link_target);
+		if (!target[0] || fnmatch(o->link_target, target, 0))
+			return false;
+	}
 	return true;
 }
 
 static bool loader_filter(const struct gc_opts *o)
 {
-	return o->loader_comm || o->loader_cgroup_set;
+	return o->loader_comm || o->loader_cgroup_set || o->link_target;
 }
 
 /*

@@ -65,6 +65,7 @@ struct gc_opts {
 	const char *loader_comm;	/* only entries whose loader had this comm */
 	uint64_t loader_cgroup;		/* ... or was in this cgroup (v2 id) */
 	bool loader_cgroup_set;
+	const char *link_target;	/* ... or was attached by a link to this (glob) */
 	uint64_t now_ns;		/* 0: the real time (CLOCK_REALTIME) */
 	gc_event_fn event;		/* may be NULL */
 	void *event_ctx;

@@ -426,6 +426,8 @@ static void usage(void)
 "      --loader-comm COMM    entries of programs loaded by a task named COMM\n"
 "      --loader-cgroup ID    entries of programs loaded in cgroup ID (v2 id,\n"
 "                            as bpfstash show and stat -c %%i of its directory say)\n"
+"      --link-target GLOB    entries of programs whose last link attached to a\n"
+"                            target matching GLOB (kprobe:tcp_*, cgroup:*)\n"
 "Archive:\n"
 "      --archive DIR         archive each entry before removing it, into\n"
 "                            DIR/<2 hex>/<hash>.tar.zst (debuginfod -Z .tar.zst)\n"
@@ -452,6 +454,7 @@ enum {
 	OPT_MAX_AGE = 256, OPT_MAX_SIZE, OPT_MAX_ENTRIES, OPT_AGE_BY, OPT_ARCHIVE,
 	OPT_ARCHIVE_MAX, OPT_ROOT, OPT_ONCE, OPT_INTERVAL, OPT_NOW, OPT_LOADER_COMM,
 	OPT_LOADER_CGROUP,
+	OPT_LINK_TARGET,
 };
 
 static const struct option long_opts[] = {
@@ -470,6 +473,7 @@ static const struct option long_opts[] = {
 	{ "now",		required_argument, NULL, OPT_NOW },
 	{ "loader-comm",	required_argument, NULL, OPT_LOADER_COMM },
 	{ "loader-cgroup",	required_argument, NULL, OPT_LOADER_CGROUP },
+	{ "link-target",	required_argument, NULL, OPT_LINK_TARGET },
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "version",		no_argument,	   NULL, 'V' },
 	{}
@@ -603,6 +607,12 @@ int main(int argc, char **argv)
 			o.loader_cgroup_set = true;
 			break;
 		}
+		case OPT_LINK_TARGET:
+			if (!*optarg || strlen(optarg) >= BPFSTASH_LINK_TARGET_LEN)
+				usage_error("--link-target: give a pattern of 1 to %d characters",
+					    BPFSTASH_LINK_TARGET_LEN - 1);
+			o.link_target = optarg;
+			break;
 		case 'j':
 			out.json = true;
 			break;

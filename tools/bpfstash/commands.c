@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/libbpf.h>
+
 #include "main.h"
 #include "decode.h"
 
@@ -78,6 +80,46 @@ static void json_loader(const struct bpfstash_meta *m)
 	jsonw_string_field(json_wtr, "comm", comm);
 	jsonw_uint_field(json_wtr, "cgroup_id", m->loader_cgroup_id);
 	jsonw_end_object(json_wtr);
+}
+
+/* The link type's name, as bpftool and fdinfo say it, or its number. */
+static const char *link_type_str(uint32_t type, char *buf, size_t size)
+{
+	const char *s = libbpf_bpf_link_type_str(type);
+
+	if (s)
+		return s;
+	snprintf(buf, size, "%u", type);
+	return buf;
+}
+
+/* The last link the program was attached by, in JSON: null if none. */
+static void json_link(const struct bpfstash_meta *m)
+{
+	char type[16];
+
+	jsonw_name(json_wtr, "link");
+	if (!m->link_type) {
+		jsonw_null(json_wtr);
+		return;
+	}
+	jsonw_start_object(json_wtr);
+	jsonw_string_field(json_wtr, "type", link_type_str(m->link_type, type, sizeof(type)));
+	jsonw_uint_field(json_wtr, "id", m->link_id);
+	jsonw_string_field(json_wtr, "target", m->link_target);
+	jsonw_end_object(json_wtr);
+}
+
+/* The same as text: "kprobe:tcp_sendmsg (perf_event link 12)", or "-". */
+static const char *link_str(const struct bpfstash_meta *m, char *buf, size_t size)
+{
+	char type[16];
+
+	if (!m->link_type)
+		return "-";
+	snprintf(buf, size, "%s (%s link %u)", m->link_target,
+		 link_type_str(m->link_type, type, sizeof(type)), m->link_id);
+	return buf;
 }
 
 /* The same as text: "pid 1234 comm foo cgroup 56", or "-". */
@@ -171,6 +213,7 @@ int do_ls(int argc, char **argv)
 			jsonw_string_field(json_wtr, "unload_time", when);
 			jsonw_uint_field(json_wtr, "age_s", entry_age(m));
 			json_loader(m);
+			json_link(m);
 			bpfstash_boot_id_format(m->boot_id, boot_id);
 			jsonw_string_field(json_wtr, "boot_id", boot_id);
 			jsonw_end_object(json_wtr);
@@ -224,6 +267,7 @@ int do_show(int argc, char **argv)
 	struct bpfstash *stash;
 	char tag[2 * BPFSTASH_TAG_SIZE + 1], load[32], unload[32], kind[16], machine[16];
 	char entry[BPFSTASH_HEX_LEN + 1], boot_id[BPFSTASH_BOOT_ID_LEN + 1], loader[64];
+	char link[BPFSTASH_LINK_TARGET_LEN + 48];
 	const struct bpfstash_call *calls;
 	uint32_t i, nr_calls;
 	int ret, verified;
@@ -257,6 +301,7 @@ int do_show(int argc, char **argv)
 		jsonw_uint_field(json_wtr, "unload_time_ns", m->unload_time_real);
 		jsonw_uint_field(json_wtr, "uid", m->uid);
 		json_loader(m);
+		json_link(m);
 		jsonw_string_field(json_wtr, "boot_id", boot_id);
 		jsonw_string_field(json_wtr, "machine", machine_str(m, machine, sizeof(machine)));
 		jsonw_uint_field(json_wtr, "jited_len", c->jited_len);
@@ -298,6 +343,7 @@ int do_show(int argc, char **argv)
 		printf("func_info        %u\n", c->nr_func_info);
 		printf("btf_bytes        %u (btf_id %u at load)\n", c->btf_size, m->btf_id);
 		printf("attach_target    %s\n", m->attach_func_name[0] ? m->attach_func_name : "-");
+		printf("link             %s\n", link_str(m, link, sizeof(link)));
 		printf("bytes            %llu\n", (unsigned long long)m->bytes);
 		printf("content          %s\n", verified ? "MISMATCH: does not hash to its name" :
 		       "verified");

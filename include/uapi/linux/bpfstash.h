@@ -80,6 +80,7 @@
 #define BPFSTASH_TAG_SIZE	8	/* BPF_TAG_SIZE */
 #define BPFSTASH_ATTACH_NAME_LEN 128
 #define BPFSTASH_COMM_LEN	16	/* TASK_COMM_LEN */
+#define BPFSTASH_LINK_TARGET_LEN 128
 #define BPFSTASH_BOOT_ID_SIZE	16	/* a UUID */
 
 /* BEGIN the hashed serialisation: tests/abi pins its text to the version. */
@@ -245,6 +246,18 @@ struct bpfstash_meta {
 	__u8	boot_id[BPFSTASH_BOOT_ID_SIZE];	/* /proc/sys/kernel/random/boot_id */
 	char	loader_comm[BPFSTASH_COMM_LEN];	/* loader's comm; "" if unknown */
 	char	attach_func_name[BPFSTASH_ATTACH_NAME_LEN]; /* "" if none */
+	/*
+	 * The last BPF link made for the program while it was loaded: its
+	 * enum bpf_link_type (0 if none), its id, and what it attached to, as
+	 * "kprobe:<function>[+<offset>]", "kretprobe:...", "uprobe:<path>+<offset>",
+	 * "tracepoint:<name>", "raw_tracepoint:<name>", "tracing:<function>",
+	 * "cgroup:<cgroup v2 id>", or the link type's name alone
+	 * (bpf_link_type_strs[], as /proc/<pid>/fdinfo shows it) for others.
+	 * Set when the link is made, after the load: "" until then.
+	 */
+	__le32	link_type;
+	__le32	link_id;
+	char	link_target[BPFSTASH_LINK_TARGET_LEN];
 };
 
 #endif /* _UAPI_LINUX_BPFSTASH_H */

@@ -68,6 +68,8 @@ void bst_swab_meta(struct bpfstash_meta *m)
 	swab64(&m->unload_time_real);
 	swab64(&m->bytes);
 	swab64(&m->loader_cgroup_id);
+	swab32(&m->link_type);
+	swab32(&m->link_id);
 }
 
 /* The @nr records at the start of a funcs file of @size bytes. */

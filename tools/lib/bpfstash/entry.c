@@ -477,6 +477,8 @@ static int entry_check(struct bpfstash_entry *e)
 		return -EBADMSG;
 	if (!memchr(e->meta.attach_func_name, '\0', sizeof(e->meta.attach_func_name)))
 		return -EBADMSG;
+	if (!memchr(e->meta.link_target, '\0', sizeof(e->meta.link_target)))
+		return -EBADMSG;
 
 	/*
 	 * Only an image calls programs.  Unknown kinds are kept (a newer
