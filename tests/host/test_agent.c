@@ -395,6 +395,51 @@ static void test_scan(void **state)
 }
 
 /*
+ * BPFSTASH_AGENT_ORIGIN: the loader at the load; the link, made after the
+ * load, at the unload (the kernel writes it into meta when the link is
+ * made: here, between the two records).
+ */
+static void test_origin_link(void **state)
+{
+	struct scene *sc = *state;
+	struct bpfstash_agent_opts o = { .sz = sizeof(o), .root = sc->dir, .event_fn = on_event,
+					 .ctx = sc,
+					 .flags = BPFSTASH_AGENT_NO_RINGS | BPFSTASH_AGENT_ORIGIN };
+	struct bpfstash_agent_sym sym;
+	struct bpfstash_meta *m;
+	char path[512];
+	size_t size;
+
+	copy_all(sc);
+	bpfstash_agent_close(sc->a);
+	assert_int_equal(bpfstash_agent_open(&o, &sc->a), 0);
+	feed_prog(sc, sc->et, 10);
+	assert_true(bpfstash_agent_poll(sc->a, 0) > 0);
+	assert_int_equal(bpfstash_agent_resolve(sc->a, sc->shared, 15 * NS, &sym), 0);
+	assert_true(sym.prog->has_origin);
+	assert_string_equal(sym.prog->loader_comm, "bpftool");
+	assert_int_equal(sym.prog->link_type, 0);
+	assert_string_equal(sym.prog->link_target, "");
+
+	snprintf(path, sizeof(path), "%s/%s/meta", sc->dir, sc->tiny.hash);
+	m = fixture_read_path(path, &size);
+	assert_int_equal(size, sizeof(*m));
+	m->link_type = BPF_LINK_TYPE_PERF_EVENT;
+	m->link_id = 9;
+	snprintf(m->link_target, sizeof(m->link_target), "kprobe:do_nanosleep");
+	fixture_write_path(path, m, size);
+	free(m);
+
+	feed_unload(sc, sc->et, 20);
+	assert_true(bpfstash_agent_poll(sc->a, 0) > 0);
+	assert_int_equal(bpfstash_agent_resolve(sc->a, sc->shared, 15 * NS, &sym), 0);
+	assert_int_equal(sym.prog->unload_time, 20 * NS);
+	assert_int_equal(sym.prog->link_type, BPF_LINK_TYPE_PERF_EVENT);
+	assert_int_equal(sym.prog->link_id, 9);
+	assert_string_equal(sym.prog->link_target, "kprobe:do_nanosleep");
+}
+
+/*
  * A record of an image (trampoline, dispatcher, struct_ops), which has no
  * program id: @flags as the kernel sets them, the hash if stashed.
  */
@@ -641,6 +686,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_time_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_recovers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_origin_link, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_images, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_image_unload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),

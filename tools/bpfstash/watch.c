@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+
 #include "main.h"
 
 static volatile sig_atomic_t stop;
@@ -82,6 +84,22 @@ static void print_prog(json_writer_t *w, const struct bpfstash_agent_prog *p)
 		jsonw_uint_field(w, "cgroup_id", p->loader_cgroup_id);
 		bpfstash_boot_id_format(p->boot_id, boot_id);
 		jsonw_string_field(w, "boot_id", boot_id);
+		jsonw_end_object(w);
+	} else {
+		jsonw_null(w);
+	}
+	/* What its last link attached it to: at the unload, or from the stash. */
+	jsonw_name(w, "link");
+	if (p->link_type) {
+		const char *type = libbpf_bpf_link_type_str(p->link_type);
+
+		jsonw_start_object(w);
+		if (type)
+			jsonw_string_field(w, "type", type);
+		else
+			jsonw_uint_field(w, "type", p->link_type);
+		jsonw_uint_field(w, "id", p->link_id);
+		jsonw_string_field(w, "target", p->link_target);
 		jsonw_end_object(w);
 	} else {
 		jsonw_null(w);

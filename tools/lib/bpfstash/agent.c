@@ -195,6 +195,10 @@ static void set_origin(struct bst_prog *p, const struct bpfstash_meta *m)
 	memcpy(p->pub.loader_comm, m->loader_comm, sizeof(p->pub.loader_comm));
 	p->pub.loader_comm[sizeof(p->pub.loader_comm) - 1] = '\0';
 	memcpy(p->pub.boot_id, m->boot_id, sizeof(p->pub.boot_id));
+	p->pub.link_type = m->link_type;
+	p->pub.link_id = m->link_id;
+	memcpy(p->pub.link_target, m->link_target, sizeof(p->pub.link_target));
+	p->pub.link_target[sizeof(p->pub.link_target) - 1] = '\0';
 }
 
 static int open_stash(struct bpfstash_agent *a);
@@ -205,6 +209,21 @@ static void read_origin(struct bpfstash_agent *a, struct bst_prog *p)
 	struct bpfstash_entry *e;
 
 	if (!(a->opts.flags & BPFSTASH_AGENT_ORIGIN) || p->pub.has_origin || !p->pub.stashed ||
+	    open_stash(a) || bpfstash_entry_load(a->stash, p->pub.hash, BPFSTASH_LOAD_META, &e))
+		return;
+	set_origin(p, bpfstash_entry_meta(e));
+	bpfstash_entry_free(e);
+}
+
+/*
+ * At the unload, with BPFSTASH_AGENT_ORIGIN: the meta again, for the link
+ * made after the load.  An entry gone meanwhile leaves what was read.
+ */
+static void reread_origin(struct bpfstash_agent *a, struct bst_prog *p)
+{
+	struct bpfstash_entry *e;
+
+	if (!(a->opts.flags & BPFSTASH_AGENT_ORIGIN) || !p->pub.stashed ||
 	    open_stash(a) || bpfstash_entry_load(a->stash, p->pub.hash, BPFSTASH_LOAD_META, &e))
 		return;
 	set_origin(p, bpfstash_entry_meta(e));
@@ -617,6 +636,8 @@ static void prog_unloaded(struct bpfstash_agent *a, struct bst_prog *p, uint64_t
 	};
 
 	announce(a, p);
+	if (!recovered)
+		reread_origin(a, p);
 	p->pub.unload_time = time;
 	id_map_del(a, p);
 	emit(a, &ev);

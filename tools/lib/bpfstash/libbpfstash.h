@@ -468,6 +468,17 @@ struct bpfstash_agent_prog {
 	uint64_t loader_cgroup_id;	/* cgroup v2 id */
 	char loader_comm[BPFSTASH_COMM_LEN];
 	uint8_t boot_id[BPFSTASH_BOOT_ID_SIZE];
+	/*
+	 * LIBBPFSTASH_1.0: what its last BPF link attached it to (struct
+	 * bpfstash_meta's link_type, link_id, link_target), from the same
+	 * meta.  A link comes after the load, so the meta is read again at
+	 * the unload: a BPFSTASH_AGENT_UNLOAD event carries the link the
+	 * program had; a load, none unless the stash already had one (a scan
+	 * or a recovery).  0 and "" without.
+	 */
+	uint32_t link_type;		/* enum bpf_link_type */
+	uint32_t link_id;
+	char link_target[BPFSTASH_LINK_TARGET_LEN];
 };
 
 enum bpfstash_agent_event_type {
@@ -502,9 +513,10 @@ typedef void (*bpfstash_agent_event_fn)(const struct bpfstash_agent_event *event
 #define BPFSTASH_AGENT_IMAGE_UNLOADS	(1u << 2)
 /*
  * LIBBPFSTASH_1.0: before its load event, read each stashed program's meta
- * for who loaded it (the prog's loader fields): one small read per program
- * loaded.  Programs indexed from the stash (the scan, recovery) have them
- * whatever the flags.
+ * for who loaded it (the prog's loader fields), and again before its
+ * unload event for the link made since (its link fields): two small reads
+ * per program.  Programs indexed from the stash (the scan, recovery) have
+ * them whatever the flags.
  */
 #define BPFSTASH_AGENT_ORIGIN		(1u << 3)
 
