@@ -17,7 +17,8 @@
 # Environment: SUITES="smoke stash" runs only those guest suites on the
 # debug kernel ("suite:test1,test2" runs single tests) and skips the bench
 # kernel's; HOST=0 or GUEST=0 skips a half; SERIES=0 skips the series;
-# DEB=0 skips the packages and the install test;
+# DEB=0 skips the packages and the install test; STATIC=0 skips sparse
+# and the i386 build;
 # BENCH_SUITES=0 skips the bench kernel's boot.
 set -uo pipefail
 
@@ -52,6 +53,19 @@ if [ "${HOST:-1}" = 1 ] && [ "${SERIES:-1}" = 1 ]; then
 		grep -q '^FAIL series.generate' "$out/series.log" ||
 		echo "FAIL series: scripts/check-series.sh ended early (build/check/series.log)" >> "$out/results"
 	echo "patch series: $(($(date +%s) - sstart)) s"
+fi
+
+# 1c. The kernel half under sparse (C=2) and built for i386
+# (scripts/check-static.sh).
+if [ "${HOST:-1}" = 1 ] && [ "${STATIC:-1}" = 1 ]; then
+	phase "sparse and i386 (scripts/check-static.sh)"
+	tstart=$(date +%s)
+	"$top/scripts/check-static.sh" 2>&1 | tee "$out/static.log" |
+		grep -E '^(PASS|FAIL|SKIP) ' || true
+	grep -E '^(PASS|FAIL|SKIP) ' "$out/static.log" >> "$out/results"
+	grep -q '^[A-Z]* static.i386' "$out/static.log" ||
+		echo "FAIL static: scripts/check-static.sh ended early (build/check/static.log)" >> "$out/results"
+	echo "sparse and i386: $(($(date +%s) - tstart)) s"
 fi
 
 # 2. The guests.  The debug kernel runs KUnit at boot and the functional

@@ -163,7 +163,7 @@ static inline void bpfstash_prog_load(struct bpf_prog *prog)
  */
 static inline void bpfstash_prog_unload(struct bpf_prog *prog)
 {
-	if (READ_ONCE(prog->aux->stash))
+	if (rcu_access_pointer(prog->aux->stash))
 		__bpfstash_prog_unload(prog);
 }
 
@@ -177,7 +177,7 @@ static inline void bpfstash_prog_unload(struct bpf_prog *prog)
  */
 static inline bool bpfstash_prog_stashed(const struct bpf_prog *prog)
 {
-	return READ_ONCE(prog->aux->stash);
+	return rcu_access_pointer(prog->aux->stash);
 }
 
 /*

@@ -53,6 +53,18 @@
  * bpfstash_store.lock (refcount_dec_and_mutex_lock()), so a blob found in the table
  * under the lock is never dying.  Lock order: inode locks (VFS) ->
  * bpfstash_store.lock -> bpfstash_store.state, prog_idr_lock.
+ *
+ * The image hooks are called with the callers' locks held, outermost
+ * first: a trampoline's, ftrace's direct_mutex (when ftrace asks BPF to
+ * share an IPMODIFY'd function) -> bpf_trampoline::mutex; the
+ * dispatcher's, RTNL (an XDP attach) -> bpf_dispatcher::mutex; a
+ * struct_ops map's, none.  Under them the hooks take bpfstash_store.lock,
+ * then bpfstash_store.state, and allocate with GFP_KERNEL; nothing they
+ * call waits for an RCU grace period (entries go with call_rcu(), blobs
+ * with kvfree_rcu() through their rcu_head), and the store never calls
+ * into ftrace, RTNL or BPF with its own locks held.  The program hooks
+ * hold none of those; the unload hook can run in softirq context and takes
+ * only bpfstash_store.state, with bottom halves off everywhere.
  */
 #include <linux/bpf.h>
 #include <linux/bpf_verifier.h>
@@ -102,7 +114,7 @@ struct bpfstash_store bpfstash_store = {
 	.state = __SEQLOCK_UNLOCKED(bpfstash_store.state),
 	.index = XARRAY_INIT(bpfstash_store.index, XA_FLAGS_ALLOC),
 	.images = LIST_HEAD_INIT(bpfstash_store.images),
-	.max_bytes = BPFSTASH_DEFAULT_MAX_BYTES,
+	.max_bytes = ATOMIC64_INIT(BPFSTASH_DEFAULT_MAX_BYTES),
 	.max_entries = BPFSTASH_DEFAULT_MAX_ENTRIES,
 };
 
@@ -1051,7 +1063,7 @@ void bpfstash_entry_set_load_time(struct bpfstash_entry *e, u64 boot)
 
 	e->state.load_time = boot;
 	e->state.load_time_real = now_real - min(now_real, now_boot - boot);
-	e->last_access = e->state.load_time_real;
+	atomic64_set(&e->last_access, e->state.load_time_real);
 }
 
 /*
@@ -1184,19 +1196,19 @@ static void bpfstash_entry_reload(struct bpfstash_entry *e, const struct bpfstas
  * pointer is @slot the entry @e, with a reference of its own.  An image's
  * entry is also listed, so that stopping the store can take it back.
  */
-static void bpfstash_entry_attach(struct bpfstash_entry *e, struct bpfstash_entry **slot,
+static void bpfstash_entry_attach(struct bpfstash_entry *e, struct bpfstash_entry __rcu **slot,
 				  bool image)
 {
 	lockdep_assert_held(&bpfstash_store.lock);
 	refcount_inc(&e->ref);
 	if (!image) {
-		WRITE_ONCE(*slot, e);
+		rcu_assign_pointer(*slot, e);
 		return;
 	}
 	write_seqlock_bh(&bpfstash_store.state);
 	e->owner = slot;
 	list_add(&e->image_node, &bpfstash_store.images);
-	WRITE_ONCE(*slot, e);
+	rcu_assign_pointer(*slot, e);
 	write_sequnlock_bh(&bpfstash_store.state);
 }
 
@@ -1232,7 +1244,7 @@ void bpfstash_entry_unloaded(struct bpfstash_entry *e, bool gone)
  * the caller to free: that also keeps fault injection (fail_function) on
  * this function leak-free.
  */
-static noinline int bpfstash_store_insert(struct bpfstash_entry **slot, bool image,
+static noinline int bpfstash_store_insert(struct bpfstash_entry __rcu **slot, bool image,
 					  struct bpfstash_entry *e,
 					  struct bpfstash_entry **stored, u64 *added)
 {
@@ -1248,7 +1260,7 @@ static noinline int bpfstash_store_insert(struct bpfstash_entry **slot, bool ima
 		err = -ENODEV;
 		goto unlock;
 	}
-	if (READ_ONCE(*slot)) {
+	if (rcu_access_pointer(*slot)) {
 		err = -EEXIST;
 		goto unlock;
 	}
@@ -1262,7 +1274,7 @@ static noinline int bpfstash_store_insert(struct bpfstash_entry **slot, bool ima
 			goto unlock;
 		}
 		bpfstash_entry_reload(old_entry, &e->state);
-		WRITE_ONCE(old_entry->last_access, e->last_access);
+		atomic64_set(&old_entry->last_access, atomic64_read(&e->last_access));
 		atomic_inc(&bpfstash_store.nr_live);
 		bpfstash_entry_attach(old_entry, slot, image);
 		mutex_unlock(&bpfstash_store.lock);
@@ -1287,7 +1299,8 @@ static noinline int bpfstash_store_insert(struct bpfstash_entry **slot, bool ima
 		add += bpfstash_blob_bytes(b);
 	}
 
-	if (bpfstash_over_limits(bpfstash_store.bytes, add, bpfstash_store.max_bytes,
+	if (bpfstash_over_limits(atomic64_read(&bpfstash_store.bytes), add,
+				 atomic64_read(&bpfstash_store.max_bytes),
 				 bpfstash_store.nr_entries, bpfstash_store.max_entries)) {
 		err = -ENOSPC;
 		goto undo;
@@ -1317,8 +1330,8 @@ static noinline int bpfstash_store_insert(struct bpfstash_entry **slot, bool ima
 	WARN_ON_ONCE(xa_is_err(xa_store(&bpfstash_store.index, index, e, BPFSTASH_GFP)));
 	e->index = index;
 
-	bpfstash_store.bytes += add;
-	bpfstash_store.peak_bytes = max(bpfstash_store.peak_bytes, bpfstash_store.bytes);
+	bpfstash_store.peak_bytes = max_t(u64, bpfstash_store.peak_bytes,
+					  atomic64_add_return(add, &bpfstash_store.bytes));
 	bpfstash_store.nr_entries++;
 	*added = add;
 	set_bit(BPFSTASH_ENTRY_STORED, &e->flags);
@@ -1345,7 +1358,7 @@ undo:
 		 * snapshot's free drops it as any stored blob's.
 		 */
 		if (fresh[i] && e->blobs[i]->listed)
-			bpfstash_store.bytes += bpfstash_blob_bytes(e->blobs[i]);
+			atomic64_add(bpfstash_blob_bytes(e->blobs[i]), &bpfstash_store.bytes);
 		if (dups[i]) {
 			/* Hand the snapshot its own blob back. */
 			refcount_dec(&e->blobs[i]->ref);
@@ -1376,13 +1389,13 @@ u64 bpfstash_min_bytes(u32 funcs_size, u32 jited_len)
 }
 
 /* The entry in @slot (a program's or an image's), with a reference, or NULL. */
-static struct bpfstash_entry *bpfstash_slot_entry(struct bpfstash_entry **slot)
+static struct bpfstash_entry *bpfstash_slot_entry(struct bpfstash_entry __rcu **slot)
 {
 	struct bpfstash_entry *e;
 
 	/* Entries are freed after a grace period; stopping may detach this one. */
 	rcu_read_lock();
-	e = READ_ONCE(*slot);
+	e = rcu_dereference(*slot);
 	if (e && !refcount_inc_not_zero(&e->ref))
 		e = NULL;
 	rcu_read_unlock();
@@ -1423,8 +1436,8 @@ int bpfstash_store_owner(const struct bpfstash_owner *o, bool preexisting,
 
 	atomic64_inc(&bpfstash_store.considered);
 	/* A full store refuses before any copy or hash. */
-	if (bpfstash_over_limits(READ_ONCE(bpfstash_store.bytes), o->min_bytes,
-				 READ_ONCE(bpfstash_store.max_bytes),
+	if (bpfstash_over_limits(atomic64_read(&bpfstash_store.bytes), o->min_bytes,
+				 atomic64_read(&bpfstash_store.max_bytes),
 				 READ_ONCE(bpfstash_store.nr_entries),
 				 READ_ONCE(bpfstash_store.max_entries))) {
 		atomic64_inc(&bpfstash_store.refused_full);
@@ -1537,7 +1550,7 @@ void __bpfstash_prog_load(struct bpf_prog *prog)
 
 void __bpfstash_prog_unload(struct bpf_prog *prog)
 {
-	struct bpfstash_entry *e = xchg(&prog->aux->stash, NULL);
+	struct bpfstash_entry *e = unrcu_pointer(xchg(&prog->aux->stash, NULL));
 
 	if (!e)
 		return;
@@ -1569,7 +1582,7 @@ void __bpfstash_prog_linked(struct bpf_prog *prog, u32 type, u32 id, const char 
 	}
 
 	rcu_read_lock();
-	e = READ_ONCE(prog->aux->stash);
+	e = rcu_dereference(prog->aux->stash);
 	if (e) {
 		write_seqlock_bh(&bpfstash_store.state);
 		old = e->state.link_target;
@@ -1782,7 +1795,7 @@ const void *bpfstash_entry_at(const struct bpfstash_entry *e, enum bpfstash_data
  */
 void bpfstash_entry_accessed(struct bpfstash_entry *e)
 {
-	WRITE_ONCE(e->last_access, ktime_get_real_ns());
+	atomic64_set(&e->last_access, ktime_get_real_ns());
 }
 
 /**
@@ -1793,7 +1806,7 @@ void bpfstash_entry_accessed(struct bpfstash_entry *e)
  */
 u64 bpfstash_entry_last_access(const struct bpfstash_entry *e)
 {
-	return READ_ONCE(e->last_access);
+	return atomic64_read(&e->last_access);
 }
 
 /*
@@ -1814,7 +1827,7 @@ static void bpfstash_walk_progs(bool store_them)
 			if (bpfstash_store_prog(prog, true, &e, NULL) >= 0 && e)
 				bpfstash_entry_put(e);
 		} else {
-			e = xchg(&prog->aux->stash, NULL);
+			e = unrcu_pointer(xchg(&prog->aux->stash, NULL));
 			if (e) {
 				bpfstash_entry_unloaded(e, false);
 				bpfstash_entry_put(e);
@@ -1839,7 +1852,7 @@ static void bpfstash_detach_images(void)
 	write_seqlock_bh(&bpfstash_store.state);
 	list_splice_init(&bpfstash_store.images, &detached);
 	list_for_each_entry(e, &detached, image_node) {
-		WRITE_ONCE(*e->owner, NULL);
+		RCU_INIT_POINTER(*e->owner, NULL);
 		e->owner = NULL;
 	}
 	write_sequnlock_bh(&bpfstash_store.state);
@@ -1881,10 +1894,10 @@ static int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
 	}
 	WRITE_ONCE(bpfstash_store.active, true);
 	if (max_bytes)
-		bpfstash_store.max_bytes = max_bytes;
+		atomic64_set(&bpfstash_store.max_bytes, max_bytes);
 	if (max_entries)
 		bpfstash_store.max_entries = max_entries;
-	bpfstash_store.peak_bytes = bpfstash_store.bytes;
+	bpfstash_store.peak_bytes = atomic64_read(&bpfstash_store.bytes);
 	/* Counters describe this run of the store. */
 	atomic64_set(&bpfstash_store.considered, 0);
 	atomic64_set(&bpfstash_store.stored, 0);
@@ -1925,7 +1938,7 @@ void bpfstash_store_set_limits(u64 max_bytes, u32 max_entries)
 {
 	mutex_lock(&bpfstash_store.lock);
 	if (max_bytes)
-		bpfstash_store.max_bytes = max_bytes;
+		atomic64_set(&bpfstash_store.max_bytes, max_bytes);
 	if (max_entries)
 		bpfstash_store.max_entries = max_entries;
 	mutex_unlock(&bpfstash_store.lock);
@@ -1948,13 +1961,13 @@ static void bpfstash_store_deactivate(void)
 
 	mutex_lock(&bpfstash_store.lock);
 	WRITE_ONCE(bpfstash_store.active, false);
-	bpfstash_store.max_bytes = bpfstash_default_max_bytes;
+	atomic64_set(&bpfstash_store.max_bytes, bpfstash_default_max_bytes);
 	bpfstash_store.max_entries = bpfstash_default_max_entries;
 	xa_for_each(&bpfstash_store.index, index, e) {
 		xa_erase(&bpfstash_store.index, index);
 		rhashtable_remove_fast(&bpfstash_store.entries, &e->node, bpfstash_entry_params);
 		clear_bit(BPFSTASH_ENTRY_STORED, &e->flags);
-		bpfstash_store.bytes -= bpfstash_entry_bytes(e);
+		atomic64_sub(bpfstash_entry_bytes(e), &bpfstash_store.bytes);
 		bpfstash_store.nr_entries--;
 		bpfstash_entry_put(e);
 	}
@@ -2128,7 +2141,7 @@ static int __init bpfstash_setup(char *str)
 		bpfstash_boot_on = c.on;
 	if (c.max_bytes) {
 		bpfstash_default_max_bytes = c.max_bytes;
-		bpfstash_store.max_bytes = c.max_bytes;
+		atomic64_set(&bpfstash_store.max_bytes, c.max_bytes);
 	}
 	if (c.max_entries) {
 		bpfstash_default_max_entries = c.max_entries;
@@ -2154,7 +2167,7 @@ static int __init bpfstash_boot_start(void)
 		pr_err("bpfstash: cannot start the store at boot: %pe\n", ERR_PTR(err));
 	else
 		pr_info("bpfstash: storing programs from boot (size=%llu max_entries=%u)\n",
-			bpfstash_store.max_bytes, bpfstash_store.max_entries);
+			(u64)atomic64_read(&bpfstash_store.max_bytes), bpfstash_store.max_entries);
 	return 0;
 }
 late_initcall(bpfstash_boot_start);
@@ -2224,7 +2237,7 @@ int bpfstash_entry_delete(const u8 *hash)
 	rhashtable_remove_fast(&bpfstash_store.entries, &e->node, bpfstash_entry_params);
 	xa_erase(&bpfstash_store.index, e->index);
 	clear_bit(BPFSTASH_ENTRY_STORED, &e->flags);
-	bpfstash_store.bytes -= bpfstash_entry_bytes(e);
+	atomic64_sub(bpfstash_entry_bytes(e), &bpfstash_store.bytes);
 	bpfstash_store.nr_entries--;
 	mutex_unlock(&bpfstash_store.lock);
 
@@ -2240,8 +2253,8 @@ int bpfstash_entry_delete(const u8 *hash)
 void bpfstash_store_get_stats(struct bpfstash_stats *st)
 {
 	mutex_lock(&bpfstash_store.lock);
-	st->bytes = bpfstash_store.bytes;
-	st->max_bytes = bpfstash_store.max_bytes;
+	st->bytes = atomic64_read(&bpfstash_store.bytes);
+	st->max_bytes = atomic64_read(&bpfstash_store.max_bytes);
 	st->peak_bytes = bpfstash_store.peak_bytes;
 	st->entries = bpfstash_store.nr_entries;
 	st->max_entries = bpfstash_store.max_entries;

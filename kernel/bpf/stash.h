@@ -16,6 +16,7 @@
 #include <linux/refcount.h>
 #include <linux/rhashtable-types.h>
 #include <linux/seqlock.h>
+#include <linux/sizes.h>
 #include <linux/string.h>
 #include <linux/unaligned.h>
 #include <linux/xarray.h>
@@ -51,6 +52,9 @@ enum bpfstash_blob_id {
  *	are not, until the snapshot is stored
  * @seen: in the table by bytes (under the store's lock)
  * @digest: SHA-256 of the bytes
+ * @rcu: frees the struct after a grace period.  It overlays @digest,
+ *	which only lookups under the store's lock read, and those never find
+ *	a dying blob; lockless lookups (by @seen_key) do not read it
  * @data: the bytes, for a blob that fits its allocation well
  * @seg: the pieces of any other blob, each a kmalloc() of exactly its size:
  *	pieces of the largest kmalloc cache (8 KiB with 4 KiB pages), then
@@ -60,10 +64,10 @@ enum bpfstash_blob_id {
  *	a kmalloc bucket; in pieces it wastes less than 64 bytes plus a
  *	pointer per piece.  Use bpfstash_blob_at() to read either kind.
  *
- * Lookups are lockless: the struct is freed after a grace period
- * (kvfree_rcu_mightsleep(), without an rcu_head: 16 bytes less per blob),
- * the pieces as soon as the last reference is gone, since only a holder of
- * a reference reads them.
+ * Lookups are lockless: the struct is freed after a grace period, by
+ * kvfree_rcu() through @rcu, which never blocks (the image hooks run under
+ * ftrace's direct_mutex and RTNL); the pieces as soon as the last
+ * reference is gone, since only a holder of a reference reads them.
  */
 struct bpfstash_blob {
 	struct rhash_head node;
@@ -74,7 +78,10 @@ struct bpfstash_blob {
 	u16 nr_segs;
 	bool listed;
 	bool seen;
-	u8 digest[BPFSTASH_DIGEST_SIZE];
+	union {
+		u8 digest[BPFSTASH_DIGEST_SIZE];
+		struct rcu_head rcu;
+	};
 	union {
 		DECLARE_FLEX_ARRAY(u8, data);
 		DECLARE_FLEX_ARRAY(void *, seg);
@@ -121,7 +128,7 @@ struct bpfstash_entry {
 	refcount_t ref;
 	u32 index;
 	unsigned long flags;
-	u64 last_access;
+	atomic64_t last_access;
 	struct bpfstash_content content;
 	u8 hash[BPFSTASH_HASH_SIZE];
 	struct bpfstash_state state;
@@ -129,7 +136,7 @@ struct bpfstash_entry {
 	u32 funcs_segs;
 	void *funcs;
 	struct bpfstash_blob *blobs[BPFSTASH_NR_BLOBS];
-	struct bpfstash_entry **owner;
+	struct bpfstash_entry __rcu **owner;
 	struct list_head image_node;
 	struct rcu_head rcu;
 	struct llist_node free_node;
@@ -165,10 +172,13 @@ struct bpfstash_store {
 	u32 next_index;
 	struct mem_cgroup __rcu *memcg;	/* charged for entries */
 
-	/* Under lock. */
-	u64 bytes;
+	/*
+	 * Under lock; @bytes and @max_bytes are also read without it, by
+	 * the hook's check before its snapshot, whole on 32-bit too.
+	 */
+	atomic64_t bytes;
 	u64 peak_bytes;
-	u64 max_bytes;
+	atomic64_t max_bytes;
 	u32 nr_entries;
 	u32 max_entries;
 	u32 nr_blobs;
@@ -236,7 +246,7 @@ struct bpfstash_result {
  *	on error the caller frees the entry with what it holds
  */
 struct bpfstash_owner {
-	struct bpfstash_entry **slot;
+	struct bpfstash_entry __rcu **slot;
 	bool image;
 	u64 min_bytes;
 	int (*snapshot)(const struct bpfstash_owner *o, struct bpfstash_entry *e,
@@ -255,6 +265,12 @@ u64 bpfstash_min_bytes(u32 funcs_size, u32 jited_len);
 bool bpfstash_kallsyms_shown(void);
 int bpfstash_store_owner(const struct bpfstash_owner *o, bool preexisting,
 			 struct bpfstash_entry **out, struct bpfstash_result *res);
+
+/*
+ * The arch code hashes each crypto_shash_update() in one FPU section, with
+ * preemption off: no call gets more bytes than this.
+ */
+#define BPFSTASH_HASH_CHUNK	SZ_4K
 
 /* The largest piece of a segmented blob, and the smallest but its last. */
 #define BPFSTASH_BLOB_PIECE_MAX	KMALLOC_MAX_CACHE_SIZE

@@ -555,6 +555,12 @@ static void bench_store_stop(void *unused)
  * One call of the hook on @bp, as a program never seen, timed; @stats
  * before and after it.
  */
+/* The entry of a program the benchmark stored; it holds the program. */
+static struct bpfstash_entry *bench_prog_entry(struct bench_prog *bp)
+{
+	return rcu_dereference_protected(bp->prog->aux->stash, true);
+}
+
 static u64 bench_hook_call(struct kunit *test, struct bench_prog *bp, u32 round,
 			   struct bpfstash_stats *before, struct bpfstash_stats *after)
 {
@@ -565,7 +571,7 @@ static u64 bench_hook_call(struct kunit *test, struct bench_prog *bp, u32 round,
 	bpfstash_prog_load(bp->prog);
 	t = ktime_get_ns() - t;
 	bpfstash_store_get_stats(after);
-	KUNIT_ASSERT_NOT_NULL_MSG(test, READ_ONCE(bp->prog->aux->stash),
+	KUNIT_ASSERT_NOT_NULL_MSG(test, rcu_access_pointer(bp->prog->aux->stash),
 				  "call %u did not store the program", round);
 	KUNIT_ASSERT_EQ(test, after->stored, before->stored + 1);
 	KUNIT_ASSERT_EQ(test, after->blob_dedup + after->btf_hash_cached,
@@ -725,11 +731,11 @@ static void bpfstash_bench_hook(struct kunit *test)
 	for (i = 0; i <= BENCH_ROUNDS; i++) {
 		u64 cold = bench_hook_call(test, &bp, i, &before, &after);
 
-		memcpy(hash, READ_ONCE(bp.prog->aux->stash)->hash, sizeof(hash));
+		memcpy(hash, bench_prog_entry(&bp)->hash, sizeof(hash));
 		bench_forget(test, bp.prog, hash);
 		bench_prog_jit(&bp);
 		t = bench_hook_call(test, &bp, i, &before, &after);
-		e = READ_ONCE(bp.prog->aux->stash);
+		e = bench_prog_entry(&bp);
 		hashed = after.hashed_bytes - before.hashed_bytes;
 		memcpy(hash, e->hash, sizeof(hash));
 		if (!i) {

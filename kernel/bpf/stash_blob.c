@@ -67,7 +67,11 @@ size_t bpfstash_alloc_size(size_t bytes)
  * SHA-NI the AVX2 code is 1.4x slower than the BLAKE2s library would be.
  *
  * The tfm is allocated at the first start (modules can be loaded then) and
- * kept: the hook needs no reference, and sha256 holds no key.
+ * kept: the hook needs no reference, and sha256 holds no key.  It is
+ * published with cmpxchg_release(), paired with the smp_load_acquire() of
+ * bpfstash_tfm(): whoever sees the pointer sees the transform it points
+ * to.  Only a started store hashes, and the start publishes the transform
+ * first, so bpfstash_tfm() is never NULL where it is used.
  */
 static struct crypto_shash *bpfstash_sha256;
 
@@ -75,14 +79,35 @@ int bpfstash_hash_setup(void)
 {
 	struct crypto_shash *tfm;
 
-	if (READ_ONCE(bpfstash_sha256))
+	if (smp_load_acquire(&bpfstash_sha256))
 		return 0;
 	tfm = crypto_alloc_shash("sha256", 0, 0);
 	if (IS_ERR(tfm))
 		return PTR_ERR(tfm);
-	if (cmpxchg(&bpfstash_sha256, NULL, tfm))
+	if (cmpxchg_release(&bpfstash_sha256, NULL, tfm))
 		crypto_free_shash(tfm);
 	return 0;
+}
+
+static struct crypto_shash *bpfstash_tfm(void)
+{
+	/* Pairs with the cmpxchg_release() of bpfstash_hash_setup(). */
+	return smp_load_acquire(&bpfstash_sha256);
+}
+
+/* At most BPFSTASH_HASH_CHUNK bytes per call. */
+static int bpfstash_hash_update(struct shash_desc *desc, const u8 *p, size_t len)
+{
+	int err = 0;
+
+	while (len && !err) {
+		size_t n = min_t(size_t, len, BPFSTASH_HASH_CHUNK);
+
+		err = crypto_shash_update(desc, p, n);
+		p += n;
+		len -= n;
+	}
+	return err;
 }
 
 /*
@@ -113,7 +138,17 @@ static void bpfstash_acct_end(struct bpfstash_hash_acct *acct, u64 bytes, u64 st
 VISIBLE_IF_KUNIT int bpfstash_digest(const void *data, size_t len,
 				     u8 out[BPFSTASH_DIGEST_SIZE])
 {
-	return bpfstash_hashed(len, crypto_shash_tfm_digest(bpfstash_sha256, data, len, out));
+	SHASH_DESC_ON_STACK(desc, bpfstash_tfm());
+	int err;
+
+	if (len <= BPFSTASH_HASH_CHUNK)
+		return bpfstash_hashed(len, crypto_shash_tfm_digest(bpfstash_tfm(), data, len, out));
+	desc->tfm = bpfstash_tfm();
+	err = crypto_shash_init(desc) ?:
+	      bpfstash_hash_update(desc, data, len) ?:
+	      crypto_shash_final(desc, out);
+	shash_desc_zero(desc);
+	return bpfstash_hashed(len, err);
 }
 
 /*
@@ -206,7 +241,7 @@ void bpfstash_blob_writer(struct bpfstash_writer *w, struct bpfstash_blob *b)
 /* The SHA-256 of a blob's bytes, in its @digest, accounted in @acct. */
 int bpfstash_blob_digest(struct bpfstash_blob *b, struct bpfstash_hash_acct *acct)
 {
-	SHASH_DESC_ON_STACK(desc, bpfstash_sha256);
+	SHASH_DESC_ON_STACK(desc, bpfstash_tfm());
 	u64 start = bpfstash_acct_start(acct);
 	void *p;
 	u32 off, n;
@@ -215,10 +250,10 @@ int bpfstash_blob_digest(struct bpfstash_blob *b, struct bpfstash_hash_acct *acc
 	if (!b->nr_segs) {
 		err = bpfstash_digest(b->data, b->size, b->digest);
 	} else {
-		desc->tfm = bpfstash_sha256;
+		desc->tfm = bpfstash_tfm();
 		err = crypto_shash_init(desc);
 		for_each_blob_piece(b, off, p, n)
-			err = err ?: crypto_shash_update(desc, p, n);
+			err = err ?: bpfstash_hash_update(desc, p, n);
 		err = err ?: crypto_shash_final(desc, b->digest);
 		shash_desc_zero(desc);
 		err = bpfstash_hashed(b->size, err);
@@ -261,7 +296,7 @@ int bpfstash_content_hash(const struct bpfstash_content *content, const void *fu
 		0xc8, 0x99, 0x6f, 0xb9, 0x24, 0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b,
 		0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55,
 	};
-	SHASH_DESC_ON_STACK(desc, bpfstash_sha256);
+	SHASH_DESC_ON_STACK(desc, bpfstash_tfm());
 	u8 digest[BPFSTASH_DIGEST_SIZE];
 	u64 start = bpfstash_acct_start(acct), hashed;
 	u32 off, n;
@@ -271,12 +306,12 @@ int bpfstash_content_hash(const struct bpfstash_content *content, const void *fu
 	BUILD_BUG_ON(sizeof(domain) != 9);
 	BUILD_BUG_ON(BPFSTASH_NR_BLOBS != 7);
 
-	desc->tfm = bpfstash_sha256;
+	desc->tfm = bpfstash_tfm();
 	err = crypto_shash_init(desc) ?:
 	      crypto_shash_update(desc, domain, sizeof(domain)) ?:
 	      crypto_shash_update(desc, (const u8 *)content, sizeof(*content));
 	for_each_piece(funcs, funcs_segs, le32_to_cpu(content->funcs_size), off, p, n)
-		err = err ?: crypto_shash_update(desc, p, n);
+		err = err ?: bpfstash_hash_update(desc, p, n);
 	for (i = 0; i < BPFSTASH_NR_BLOBS && !err; i++)
 		err = crypto_shash_update(desc, blobs[i] ? blobs[i]->digest : empty,
 					  BPFSTASH_DIGEST_SIZE);
@@ -292,12 +327,13 @@ int bpfstash_content_hash(const struct bpfstash_content *content, const void *fu
  * Anything past the largest kmalloc cache goes to vmalloc directly:
  * kvmalloc() would first try the page allocator, which rounds up to a
  * power of two pages (a 20 KiB image would hold 32 KiB); vmalloc rounds up
- * to a page.  Freed with kvfree().
+ * to a page.  vmalloc takes no reclaim modifier (__GFP_NORETRY): it gets
+ * the rest of the flags.  Freed with kvfree().
  */
 void *bpfstash_alloc(size_t bytes)
 {
 	if (bytes > KMALLOC_MAX_CACHE_SIZE)
-		return __vmalloc(bytes, BPFSTASH_GFP);
+		return __vmalloc(bytes, BPFSTASH_GFP & ~__GFP_NORETRY);
 	return kmalloc(bytes, BPFSTASH_GFP);
 }
 
@@ -579,12 +615,16 @@ void bpfstash_blob_put(struct bpfstash_blob *b)
 	rhashtable_remove_fast(&bpfstash_store.blobs, &b->node, bpfstash_blob_params);
 	bpfstash_blob_unsee(b);
 	b->listed = false;
-	bpfstash_store.bytes -= bpfstash_blob_bytes(b);
+	atomic64_sub(bpfstash_blob_bytes(b), &bpfstash_store.bytes);
 	bpfstash_store.nr_blobs--;
 	mutex_unlock(&bpfstash_store.lock);
-	/* Lockless lookups may still see the struct, never the pieces. */
+	/*
+	 * Lockless lookups may still see the struct, never the pieces.  The
+	 * rcu_head's kvfree_rcu() never waits for a grace period: this runs
+	 * under the image hooks' locks too.
+	 */
 	bpfstash_blob_free_pieces(b);
-	kvfree_rcu_mightsleep(b);
+	kvfree_rcu(b, rcu);
 }
 
 /*

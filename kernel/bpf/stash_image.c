@@ -87,7 +87,7 @@ static int bpfstash_image_calls(const struct bpfstash_image *im, struct bpfstash
 		memcpy(rec.name, prog->aux->name, BPFSTASH_NAME_LEN);
 		/* An entry's name never changes; the entry lasts the grace period. */
 		rcu_read_lock();
-		pe = READ_ONCE(prog->aux->stash);
+		pe = rcu_dereference(prog->aux->stash);
 		if (pe)
 			memcpy(rec.hash, pe->hash, BPFSTASH_HASH_SIZE);
 		rcu_read_unlock();
@@ -301,12 +301,12 @@ void bpfstash_image_unload(struct bpf_ksym *ksym)
 	struct bpfstash_entry *e;
 
 	/* Set before the image could go; cleared only here or at stop. */
-	if (!READ_ONCE(ksym->stash))
+	if (!rcu_access_pointer(ksym->stash))
 		return;
 	write_seqlock_bh(&bpfstash_store.state);
-	e = ksym->stash;
+	e = rcu_dereference_protected(ksym->stash, lockdep_is_held(&bpfstash_store.state.lock));
 	if (e) {
-		WRITE_ONCE(ksym->stash, NULL);
+		RCU_INIT_POINTER(ksym->stash, NULL);
 		list_del_init(&e->image_node);
 		e->owner = NULL;
 	}

@@ -9,6 +9,7 @@
  * (sha256) over the serialisation documented in
  * include/uapi/linux/bpfstash.h.
  */
+#include <crypto/hash.h>
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/kthread.h>
@@ -32,6 +33,35 @@ static void bpfstash_test_digest(struct kunit *test)
 	KUNIT_EXPECT_MEMEQ(test, out, abc, sizeof(abc));
 	KUNIT_EXPECT_EQ(test, bpfstash_digest(NULL, 0, out), 0);
 	KUNIT_EXPECT_MEMEQ(test, out, empty, sizeof(empty));
+}
+
+/*
+ * Bytes held whole are hashed BPFSTASH_HASH_CHUNK at a time: the digest is
+ * the one a single call over all of them gives, at and around the chunk's
+ * multiples.
+ */
+static void bpfstash_test_digest_chunks(struct kunit *test)
+{
+	static const u32 sizes[] = { BPFSTASH_HASH_CHUNK - 1, BPFSTASH_HASH_CHUNK,
+				     BPFSTASH_HASH_CHUNK + 1, 3 * BPFSTASH_HASH_CHUNK + 77 };
+	u8 want[BPFSTASH_DIGEST_SIZE], got[BPFSTASH_DIGEST_SIZE];
+	struct crypto_shash *tfm;
+	u32 i, size;
+	u8 *buf;
+
+	tfm = crypto_alloc_shash("sha256", 0, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(tfm));
+	buf = kunit_kmalloc(test, sizes[ARRAY_SIZE(sizes) - 1], GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (i = 0; i < sizes[ARRAY_SIZE(sizes) - 1]; i++)
+		buf[i] = i * 131 + (i >> 8);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		size = sizes[i];
+		KUNIT_ASSERT_EQ(test, crypto_shash_tfm_digest(tfm, buf, size, want), 0);
+		KUNIT_ASSERT_EQ(test, bpfstash_digest(buf, size, got), 0);
+		KUNIT_EXPECT_MEMEQ_MSG(test, got, want, sizeof(want), "size %u", size);
+	}
+	crypto_free_shash(tfm);
 }
 
 /* The vector: two functions, a 6-byte image, a 3-byte "BTF". */
@@ -309,7 +339,7 @@ static void bpfstash_test_store(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, e1->blobs[BPFSTASH_BLOB_BTF], e2->blobs[BPFSTASH_BLOB_BTF]);
 	KUNIT_EXPECT_EQ(test, refcount_read(&e1->blobs[BPFSTASH_BLOB_BTF]->ref), 2);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&bpfstash_store.blob_dedup), dedup + 1);
-	KUNIT_EXPECT_PTR_EQ(test, READ_ONCE(p1->aux->stash), e1);
+	KUNIT_EXPECT_PTR_EQ(test, rcu_access_pointer(p1->aux->stash), e1);
 
 	bpfstash_store_get_stats(&st);
 	KUNIT_EXPECT_EQ(test, st.entries, 2);
@@ -363,7 +393,7 @@ static void bpfstash_test_store(struct kunit *test)
 		bpfstash_entry_put(found);
 	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->hash), -EBUSY);
 	__bpfstash_prog_unload(p1);
-	KUNIT_EXPECT_NULL(test, READ_ONCE(p1->aux->stash));
+	KUNIT_EXPECT_NULL(test, rcu_access_pointer(p1->aux->stash));
 	KUNIT_EXPECT_FALSE(test, bpfstash_entry_live(e1));
 	KUNIT_EXPECT_NE(test, e1->state.unload_time, 0);
 
@@ -508,7 +538,7 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 	for (f = 0; f < ARRAY_SIZE(starts); f++) {
 		progs[f] = bpfstash_test_prog(test);
 		progs[f]->aux->linfo_idx = starts[f];
-		progs[f]->bpf_func = (void *)(0xffffffffc0000000UL + f * 0x10000);
+		progs[f]->bpf_func = (void *)(-0x40000000UL + f * 0x10000);
 		progs[f]->jited_len = 0x1000;
 	}
 	progs[0]->aux->func = progs;
@@ -533,8 +563,8 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 
 		KUNIT_ASSERT_EQ(test, bpfstash_test_lines(&l, 0, nr,
 							  (u64 *)jl, NULL), 0);
-		KUNIT_EXPECT_EQ(test, jl[nr - 1].func, nr > starts[2] ? 2 : 0);
-		KUNIT_EXPECT_EQ(test, jl[nr - 1].off, (nr - 1) * 3);
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(jl[nr - 1].func), nr > starts[2] ? 2 : 0);
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(jl[nr - 1].off), (nr - 1) * 3);
 		KUNIT_ASSERT_EQ(test, bpfstash_jited_lines_key(&l, &key), 0);
 		KUNIT_EXPECT_EQ(test, key, bpfstash_blob_seen_key(jl, size));
 		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(&l, 0, nr,
@@ -550,16 +580,16 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 			    (i + 1 < starts[1] || i > starts[1] + 4) &&
 			    (i + 1 < starts[2] || i > starts[2] + 4))
 				continue;
-			jl[i].off ^= 1;
+			jl[i].off ^= cpu_to_le32(1);
 			KUNIT_EXPECT_EQ_MSG(test, bpfstash_test_lines(&l,
 								      0, nr, NULL, (u64 *)jl), 1,
 					    "offset of line %u of %u", i, nr);
-			jl[i].off ^= 1;
-			jl[i].func ^= 1;
+			jl[i].off ^= cpu_to_le32(1);
+			jl[i].func ^= cpu_to_le32(1);
 			KUNIT_EXPECT_EQ_MSG(test, bpfstash_test_lines(&l,
 								      0, nr, NULL, (u64 *)jl), 1,
 					    "function of line %u of %u", i, nr);
-			jl[i].func ^= 1;
+			jl[i].func ^= cpu_to_le32(1);
 		}
 		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(&l, 0, nr,
 							  NULL, (u64 *)jl), 0);
@@ -578,7 +608,7 @@ static void bpfstash_test_jited_lines(struct kunit *test)
 		KUNIT_EXPECT_TRUE(test, bpfstash_blob_equal(b, jl));
 		KUNIT_EXPECT_EQ(test, bpfstash_jited_lines_blob(&l, b, true), 0);
 
-		jl[nr / 3].off ^= 1;
+		jl[nr / 3].off ^= cpu_to_le32(1);
 		KUNIT_EXPECT_EQ(test, bpfstash_test_lines(&l, 0, nr,
 							  NULL, (u64 *)jl), 1);
 		bpfstash_blob_write(b, size - sizeof(*jl), &jl[nr / 3], sizeof(*jl));
@@ -737,7 +767,7 @@ static void bpfstash_test_funcs_pieces(struct kunit *test)
 	static const u32 sizes[] = { 72, 1040, 2056, 8192 + 8448 };
 	struct bpfstash_blob *none[BPFSTASH_NR_BLOBS] = {};
 	u8 want[BPFSTASH_HASH_SIZE], hash[BPFSTASH_HASH_SIZE];
-	struct bpfstash_content c = { .version = BPFSTASH_VERSION };
+	struct bpfstash_content c = { .version = cpu_to_le32(BPFSTASH_VERSION) };
 	u32 k, size, off, n, nr;
 	struct bpfstash_entry *e;
 	u8 *src;
@@ -773,7 +803,7 @@ static void bpfstash_test_funcs_pieces(struct kunit *test)
 			KUNIT_ASSERT_LE(test, off + n, size);
 			KUNIT_ASSERT_EQ_MSG(test, *p, src[off], "size %u off %u", size, off);
 		}
-		c.funcs_size = size;
+		c.funcs_size = cpu_to_le32(size);
 		KUNIT_ASSERT_EQ(test, bpfstash_content_hash(&c, src, 0, none, want, NULL), 0);
 		KUNIT_ASSERT_EQ(test, bpfstash_content_hash(&c, e->funcs, e->funcs_segs,
 							    none, hash, NULL), 0);
@@ -973,7 +1003,7 @@ static int bpfstash_state_writer(void *arg)
 		mutex_unlock(&bpfstash_store.lock);
 		/* The unload hook drops the program's reference. */
 		bpfstash_entry_get(r->e);
-		WRITE_ONCE(r->prog->aux->stash, r->e);
+		rcu_assign_pointer(r->prog->aux->stash, r->e);
 		__bpfstash_prog_unload(r->prog);
 		if (!(n % 64))
 			cond_resched();
@@ -1042,6 +1072,7 @@ static void bpfstash_test_state_race(struct kunit *test)
 
 static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE(bpfstash_test_digest),
+	KUNIT_CASE(bpfstash_test_digest_chunks),
 	KUNIT_CASE(bpfstash_test_content_hash),
 	KUNIT_CASE(bpfstash_test_content_hash_calls),
 	KUNIT_CASE(bpfstash_test_hash_covers_content),

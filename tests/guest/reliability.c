@@ -514,6 +514,78 @@ out_obj:
 	bpf_object__close(obj);
 }
 
+/*
+ * An attach whose trampoline never goes live: the first allocation of
+ * ftrace's register_ftrace_direct() fails, so the attach fails after the
+ * image was written.  No entry and no MMAP3 record may be left for an image
+ * that never ran; the next attach is stored and announced.
+ */
+static void test_trampoline_attach_fails(void)
+{
+	long long stored0, considered0;
+	struct perf_event_attr attr;
+	struct bpf_program *prog;
+	struct bpf_object *obj;
+	struct bpf_link *link;
+	struct ring ring;
+	cpu_set_t set;
+	long left;
+	int n;
+
+	faults_reach_sleeping_allocations();
+	obj = bpf_object__open_file(test_prog_path("kinds"), NULL);
+	if (!ASSERT_PTR_OK(obj, "open kinds.bpf.o"))
+		return;
+	if (!ASSERT_OK(bpf_object__load(obj), "load"))
+		goto out_obj;
+	prog = bpf_object__find_program_by_name(obj, "kinds_fentry");
+	if (faults_only_in("register_ftrace_direct")) {
+		test__skip("no fault injection stack trace filter, or no register_ftrace_direct, in this kernel");
+		goto out_obj;
+	}
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		goto out_obj;
+	ring_attr_init(&attr);
+	attr.mmap3 = 1;
+	CPU_ZERO(&set);
+	CPU_SET(sched_getcpu(), &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	if (!ASSERT_OK(ring_open(&attr, -1, sched_getcpu(), 512, &ring), "mmap3 event"))
+		goto out;
+	tramp_records = tramp_nomem = 0;
+	stored0 = stash_stat("stored");
+	considered0 = stash_stat("considered");
+	write_file("/proc/thread-self/fail-nth", "1");
+	link = bpf_program__attach(prog);
+	left = read_long("/proc/thread-self/fail-nth");
+	write_file("/proc/thread-self/fail-nth", "0");
+	faults_reach_sleeping_allocations();	/* clears the filter */
+	ASSERT_EQ(left, 0, "a failure was injected into register_ftrace_direct()");
+	if (!ASSERT_TRUE(link == NULL, "the attach fails"))
+		bpf_link__destroy(link);
+	ring_drain(&ring, count_tramp_nomem, NULL);
+	n = tramp_records;
+	ASSERT_EQ(n, 0, "no MMAP3 record of the image that never ran");
+	ASSERT_EQ(stash_stat("stored") - stored0, 0, "no entry of it");
+	ASSERT_EQ(stash_stat("considered") - considered0, 0, "not even considered");
+	link = bpf_program__attach(prog);
+	if (ASSERT_PTR_OK(link, "the next attach succeeds")) {
+		ring_drain(&ring, count_tramp_nomem, NULL);
+		ASSERT_EQ(tramp_records - n, 1, "its trampoline announced once");
+		ASSERT_EQ(stash_stat("stored") - stored0, 1, "and stored");
+		bpf_link__destroy(link);
+	}
+	ring_close(&ring);
+out:
+	CPU_ZERO(&set);
+	for (n = 0; n < CPU_SETSIZE && n < 64; n++)
+		CPU_SET(n, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	stash_umount();
+out_obj:
+	bpf_object__close(obj);
+}
+
 /* fail_function: the store's insert fails with -ENOMEM, every time. */
 static void test_fail_function_insert(void)
 {
@@ -1314,6 +1386,7 @@ static const struct test tests[] = {
 	{ "fail_nth_many", test_fail_nth_many, true },
 	{ "fail_function_insert", test_fail_function_insert, true },
 	{ "fail_nth_trampoline", test_fail_nth_trampoline, true },
+	{ "trampoline_attach_fails", test_trampoline_attach_fails, true },
 	{ "random_faults", test_random_faults, true },
 	{ "races", test_races, true },
 	{ "state_consistent", test_state_consistent, true },
