@@ -1,8 +1,9 @@
 #!/bin/bash
 # make check: every bpfstash test, and one summary line at the end.
 #
-#   1. host unit tests (cmocka) of the userspace tools, and the patch
-#      series (scripts/check-series.sh);
+#   1. host unit tests (cmocka) of the userspace tools, the patch
+#      series (scripts/check-series.sh), and sparse and an i386 build of
+#      the kernel half (scripts/check-static.sh);
 #   2. one boot of the debug kernel in QEMU, which runs KUnit at boot and
 #      then the in-guest suites (tests/guest/SUITES), one boot of the
 #      bench kernel for the suites that need speed (tests/guest/SUITES.bench),

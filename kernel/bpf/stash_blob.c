@@ -79,6 +79,7 @@ int bpfstash_hash_setup(void)
 {
 	struct crypto_shash *tfm;
 
+	/* Pairs with the cmpxchg_release() below, of another start. */
 	if (smp_load_acquire(&bpfstash_sha256))
 		return 0;
 	tfm = crypto_alloc_shash("sha256", 0, 0);
@@ -142,7 +143,8 @@ VISIBLE_IF_KUNIT int bpfstash_digest(const void *data, size_t len,
 	int err;
 
 	if (len <= BPFSTASH_HASH_CHUNK)
-		return bpfstash_hashed(len, crypto_shash_tfm_digest(bpfstash_tfm(), data, len, out));
+		return bpfstash_hashed(len, crypto_shash_tfm_digest(bpfstash_tfm(), data, len,
+								    out));
 	desc->tfm = bpfstash_tfm();
 	err = crypto_shash_init(desc) ?:
 	      bpfstash_hash_update(desc, data, len) ?:
