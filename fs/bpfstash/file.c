@@ -89,7 +89,7 @@ static ssize_t bpfstash_data_read(struct file *file, char __user *buf, size_t co
 	const struct bpfstash_file *f = file->private_data;
 
 	/* The opener's credentials, also at read time (as kallsyms decides). */
-	if (!bpf_dump_raw_ok(file->f_cred))
+	if (!bpfstash_reader_ok(file->f_cred, file_inode(file)->i_sb))
 		return -EPERM;
 	return bpfstash_data_copy(e, f, buf, count, ppos);
 }
@@ -100,7 +100,7 @@ static ssize_t bpfstash_meta_read(struct file *file, char __user *buf, size_t co
 	const struct bpfstash_entry *e = bpfstash_inode_entry(file_inode(file));
 	struct bpfstash_meta m;
 
-	if (!bpf_dump_raw_ok(file->f_cred))
+	if (!bpfstash_reader_ok(file->f_cred, file_inode(file)->i_sb))
 		return -EPERM;
 	bpfstash_entry_meta(e, &m);
 	return simple_read_from_buffer(buf, count, ppos, &m, sizeof(m));
@@ -463,7 +463,7 @@ static int bpfstash_functions_open(struct inode *inode, struct file *file)
 static ssize_t bpfstash_text_read(struct file *file, char __user *buf, size_t count,
 				  loff_t *ppos)
 {
-	if (!bpf_dump_raw_ok(file->f_cred))
+	if (!bpfstash_reader_ok(file->f_cred, file_inode(file)->i_sb))
 		return -EPERM;
 	return seq_read(file, buf, count, ppos);
 }
@@ -607,6 +607,11 @@ static ssize_t bpfstash_control_write(struct file *file, const char __user *ubuf
 		err = security_locked_down(LOCKDOWN_BPF_READ_KERNEL);
 		if (!err)
 			err = bpfstash_store_start(c.max_bytes, c.max_entries);
+		/* "on" to a running store: it takes the limits given. */
+		if (err == -EBUSY) {
+			bpfstash_store_set_limits(c.max_bytes, c.max_entries);
+			err = 0;
+		}
 	} else {
 		bpfstash_store_set_limits(c.max_bytes, c.max_entries);
 	}

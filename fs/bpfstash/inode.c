@@ -43,8 +43,9 @@ struct bpfstash_fs_info {
 	kuid_t uid;
 	kgid_t gid;
 	umode_t mode;
-	u64 max_bytes;		/* size= if given, or 0 */
+	u64 max_bytes;		/* size= if given, or 0: the start's limits */
 	u32 max_entries;	/* max_entries= if given, or 0 */
+	bool delegate_readers;	/* readers need no capability, see bpfstash_reader_ok() */
 	unsigned int opts;	/* the options given, as BIT(Opt_*) */
 };
 
@@ -54,6 +55,7 @@ enum {
 	Opt_mode,
 	Opt_size,
 	Opt_max_entries,
+	Opt_delegate_readers,
 };
 
 static const struct fs_parameter_spec bpfstash_param_specs[] = {
@@ -62,6 +64,7 @@ static const struct fs_parameter_spec bpfstash_param_specs[] = {
 	fsparam_u32oct("mode", Opt_mode),
 	fsparam_string("size", Opt_size),
 	fsparam_u32("max_entries", Opt_max_entries),
+	fsparam_flag_no("delegate_readers", Opt_delegate_readers),
 	{}
 };
 
@@ -102,6 +105,9 @@ static int bpfstash_parse_param(struct fs_context *fc, struct fs_parameter *para
 			return invalfc(fc, "max_entries=0 would refuse every program");
 		opts->max_entries = result.uint_32;
 		break;
+	case Opt_delegate_readers:
+		opts->delegate_readers = !result.negated;
+		break;
 	}
 	opts->opts |= BIT(opt);
 	return 0;
@@ -121,11 +127,28 @@ static void bpfstash_apply_options(struct super_block *sb, bool remount)
 	if (!remount || fsi->opts & BIT(Opt_gid))
 		root->i_gid = fsi->gid;
 	inode_unlock(root);
-	if (remount)
-		bpfstash_store_set_limits(fsi->max_bytes, fsi->max_entries);
 }
 
-static int bpfstash_reconfigure(struct fs_context *fc)
+/*
+ * The limits belong to the store (control, the boot parameter): a mount
+ * starts a stopped store with the limits it gives, and changes no other.
+ * Say so when it gives limits the store does not have.
+ */
+static void bpfstash_limits_kept(struct fs_context *fc, const struct bpfstash_fs_info *given)
+{
+	struct bpfstash_stats st;
+
+	if (!given->max_bytes && !given->max_entries)
+		return;
+	bpfstash_store_get_stats(&st);
+	if ((given->max_bytes && given->max_bytes != st.max_bytes) ||
+	    (given->max_entries && given->max_entries != st.max_entries))
+		warnfc(fc, "limits left as they are, size=%llu max_entries=%u: control sets them",
+		       st.max_bytes, st.max_entries);
+}
+
+/* Remount, or a second mount of the one instance: the view's options given. */
+static void bpfstash_view_update(struct fs_context *fc)
 {
 	struct super_block *sb = fc->root->d_sb;
 	struct bpfstash_fs_info *cur = sb->s_fs_info;
@@ -138,11 +161,16 @@ static int bpfstash_reconfigure(struct fs_context *fc)
 		cur->gid = new->gid;
 	if (new->opts & BIT(Opt_mode))
 		cur->mode = new->mode;
-	/* Limits not given are 0: the store keeps its own. */
-	cur->max_bytes = new->max_bytes;
-	cur->max_entries = new->max_entries;
+	if (new->opts & BIT(Opt_delegate_readers))
+		WRITE_ONCE(cur->delegate_readers, new->delegate_readers);
 	cur->opts = new->opts;
 	bpfstash_apply_options(sb, true);
+}
+
+static int bpfstash_reconfigure(struct fs_context *fc)
+{
+	bpfstash_view_update(fc);
+	bpfstash_limits_kept(fc, fc->s_fs_info);
 	return 0;
 }
 
@@ -157,6 +185,8 @@ static int bpfstash_show_options(struct seq_file *m, struct dentry *root)
 		seq_printf(m, ",gid=%u", from_kgid_munged(&init_user_ns, fsi->gid));
 	if (fsi->mode != BPFSTASH_DEFAULT_MODE)
 		seq_printf(m, ",mode=%o", fsi->mode);
+	if (READ_ONCE(fsi->delegate_readers))
+		seq_puts(m, ",delegate_readers");
 	/* The limits the store runs with, however they were set. */
 	bpfstash_store_get_stats(&st);
 	if (st.max_bytes != BPFSTASH_DEFAULT_MAX_BYTES)
@@ -200,16 +230,56 @@ static const struct super_operations bpfstash_super_ops = {
 	.show_options	= bpfstash_show_options,
 };
 
+static bool bpfstash_cred_capable(const struct cred *cred, int cap)
+{
+	return !security_capable(cred, &init_user_ns, cap, CAP_OPT_NOAUDIT);
+}
+
+/**
+ * bpfstash_reader_ok - whether @cred may list the stash and read entries
+ * @cred: the opener's credentials
+ * @sb: the view
+ *
+ * What bpf_prog_get_info_by_fd() needs to show a JITed image
+ * (bpf_dump_raw_ok(): kptr_restrict and perf_event_paranoid, as
+ * /proc/kallsyms decides), and CAP_PERFMON or CAP_SYS_ADMIN in the initial
+ * user namespace: reading another user's program through bpf() takes
+ * CAP_SYS_ADMIN, and a profiler CAP_PERFMON.  The mount option
+ * delegate_readers drops the capability, leaving it to uid=, gid= and
+ * mode= whom to let in.  Names are as sensitive as addresses, since they
+ * hash the loaded bytes.
+ */
+bool bpfstash_reader_ok(const struct cred *cred, const struct super_block *sb)
+{
+	const struct bpfstash_fs_info *fsi = sb->s_fs_info;
+
+	if (!bpf_dump_raw_ok(cred))
+		return false;
+	return READ_ONCE(fsi->delegate_readers) ||
+	       bpfstash_cred_capable(cred, CAP_PERFMON) ||
+	       bpfstash_cred_capable(cred, CAP_SYS_ADMIN);
+}
+
 /*
- * Listing the root and opening anything of an entry need what
- * bpf_prog_get_info_by_fd() needs to show JITed images and addresses:
- * names are as sensitive as addresses, since they hash the loaded bytes.
- * Checked with the opener's credentials (f_cred), like /proc/kallsyms, so
- * that a file descriptor passed to a privileged process gains nothing.
+ * Looking an entry up by its name, and what a lookup shows of it (its
+ * inodes' attributes): a reader, or CAP_SYS_ADMIN, who may delete an entry
+ * whose name it knows even where kptr_restrict hides it from everyone.
+ */
+static bool bpfstash_lookup_ok(const struct super_block *sb)
+{
+	return bpfstash_reader_ok(current_cred(), sb) ||
+	       bpfstash_cred_capable(current_cred(), CAP_SYS_ADMIN);
+}
+
+/*
+ * Listing the root and opening anything of an entry: a reader, with the
+ * opener's credentials (f_cred), like /proc/kallsyms, so that a file
+ * descriptor passed to a privileged process gains nothing; and no
+ * confidentiality lockdown.
  */
 int bpfstash_open_gate(struct file *file)
 {
-	if (!bpf_dump_raw_ok(file->f_cred))
+	if (!bpfstash_reader_ok(file->f_cred, file_inode(file)->i_sb))
 		return -EPERM;
 	return security_locked_down(LOCKDOWN_BPF_READ_KERNEL);
 }
@@ -285,6 +355,9 @@ static int bpfstash_entry_getattr(struct mnt_idmap *idmap, const struct path *pa
 {
 	struct inode *inode = d_inode(path->dentry);
 
+	/* A cached dentry skips the lookup and its gate. */
+	if (!bpfstash_lookup_ok(inode->i_sb))
+		return -EPERM;
 	/* The unload time and last access change under a cached inode. */
 	bpfstash_entry_times(inode, bpfstash_inode_entry(inode));
 	generic_fillattr(idmap, request_mask, inode, stat);
@@ -418,6 +491,8 @@ static struct dentry *bpfstash_root_lookup(struct inode *dir, struct dentry *den
 
 	if (bpfstash_parse_name(&dentry->d_name, hash))
 		return d_splice_alias(NULL, dentry);
+	if (!bpfstash_lookup_ok(sb))
+		return ERR_PTR(-EPERM);
 	e = bpfstash_entry_lookup(hash);
 	if (!e)
 		return d_splice_alias(NULL, dentry);
@@ -478,8 +553,12 @@ static int bpfstash_root_permission(struct mnt_idmap *idmap, struct inode *inode
 
 	if (err)
 		return err;
-	/* Listing and lookup reveal names: gate them like reading an entry. */
-	if ((mask & (MAY_READ | MAY_EXEC)) && !bpf_dump_raw_ok(current_cred()))
+	/*
+	 * Listing reveals names: gate it like reading an entry.  Not the
+	 * path walk (MAY_EXEC), which reaches control and stats, and entry
+	 * names through bpfstash_root_lookup()'s own gate.
+	 */
+	if ((mask & MAY_READ) && !bpfstash_reader_ok(current_cred(), inode->i_sb))
 		return -EPERM;
 	return 0;
 }
@@ -491,6 +570,9 @@ static int bpfstash_root_rmdir(struct inode *dir, struct dentry *dentry)
 
 	if (bpfstash_parse_name(&dentry->d_name, hash))
 		return -ENOTDIR;
+	/* The dentry may be cached, its lookup's gate passed by someone else. */
+	if (!bpfstash_lookup_ok(dir->i_sb))
+		return -EPERM;
 	err = bpfstash_entry_delete(hash);
 	if (err)
 		return err;
@@ -563,27 +645,35 @@ static int bpfstash_fill_super(struct super_block *sb, struct fs_context *fc)
 
 static int bpfstash_get_tree(struct fs_context *fc)
 {
-	struct bpfstash_fs_info *given;
+	struct bpfstash_fs_info *given = fc->s_fs_info;
 	int err;
 
 	err = security_locked_down(LOCKDOWN_BPF_READ_KERNEL);
 	if (err)
 		return err;
+	/*
+	 * A stopped store starts here, with the limits given, before there
+	 * is a superblock: the start's walk and hashing of the programs
+	 * already loaded do not run under s_umount.  A running store keeps
+	 * its limits.
+	 */
+	err = bpfstash_store_start(given->max_bytes, given->max_entries);
+	if (err == -EBUSY) {
+		bpfstash_limits_kept(fc, given);
+	} else if (err) {
+		errorfc(fc, "cannot start the store: %pe", ERR_PTR(err));
+		return err;
+	}
 	err = get_tree_single(fc, bpfstash_fill_super);
 	if (err)
 		return err;
 	/*
 	 * A second mount of the one instance keeps the options in @fc
-	 * (sget_fc() moves them to a new superblock only): apply them.
+	 * (sget_fc() moves them to a new superblock only): apply its view's.
 	 */
-	given = fc->s_fs_info ?: fc->root->d_sb->s_fs_info;
 	if (fc->s_fs_info)
-		bpfstash_reconfigure(fc);
-	/* Start the store if nothing did; otherwise apply the limits given. */
-	err = bpfstash_store_start(given->max_bytes, given->max_entries);
-	if (err)
-		errorfc(fc, "cannot start the store: %pe", ERR_PTR(err));
-	return err;
+		bpfstash_view_update(fc);
+	return 0;
 }
 
 static void bpfstash_free_fc(struct fs_context *fc)

@@ -56,6 +56,7 @@ static inline const struct bpfstash_file *bpfstash_dentry_file(const struct dent
 	return dentry->d_fsdata;
 }
 
+bool bpfstash_reader_ok(const struct cred *cred, const struct super_block *sb);
 int bpfstash_open_gate(struct file *file);
 loff_t bpfstash_file_size(const struct bpfstash_entry *e, const struct bpfstash_file *f);
 

@@ -87,6 +87,7 @@
 #include <linux/seqlock.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
+#include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -149,16 +150,25 @@ static bool bpfstash_over_limits(u64 bytes, u64 add_bytes, u64 max_bytes,
 	return add_bytes > max_bytes || bytes > max_bytes - add_bytes;
 }
 
-/* Charging: the memcg of whoever started the store, as a BPF map charges its creator's. */
+/*
+ * Charging, as a BPF map charges its creator (bpf_map_get_memcg()): the
+ * memory cgroup of whoever started the store, through an obj_cgroup, so
+ * that once that cgroup is removed its charges and the store's next ones go
+ * to its parent and nothing pins the dying cgroup.  Nothing is charged to
+ * a cgroup (the root is) when the starter was in the root cgroup or the
+ * kernel was booted with cgroup.memory=nobpf.
+ */
 static struct mem_cgroup *bpfstash_charge_begin(struct mem_cgroup **old)
 {
 	struct mem_cgroup *memcg = NULL;
 
 #ifdef CONFIG_MEMCG
+	struct obj_cgroup *objcg;
+
+	/* The store's stop puts the obj_cgroup after a grace period. */
 	rcu_read_lock();
-	memcg = rcu_dereference(bpfstash_store.memcg);
-	if (memcg && !css_tryget(&memcg->css))
-		memcg = NULL;
+	objcg = rcu_dereference(bpfstash_store.objcg);
+	memcg = objcg ? get_mem_cgroup_from_objcg(objcg) : root_mem_cgroup;
 	rcu_read_unlock();
 #endif
 	*old = set_active_memcg(memcg);
@@ -168,9 +178,23 @@ static struct mem_cgroup *bpfstash_charge_begin(struct mem_cgroup **old)
 static void bpfstash_charge_end(struct mem_cgroup *memcg, struct mem_cgroup *old)
 {
 	set_active_memcg(old);
+	mem_cgroup_put(memcg);
+}
+
+/* Under bpfstash_store.lock: charge @objcg from now on, and return the last one. */
+static struct obj_cgroup *bpfstash_set_objcg(struct obj_cgroup *objcg)
+{
+	return rcu_replace_pointer(bpfstash_store.objcg, objcg,
+				   lockdep_is_held(&bpfstash_store.lock));
+}
+
+static void bpfstash_put_objcg(struct obj_cgroup *objcg)
+{
 #ifdef CONFIG_MEMCG
-	if (memcg)
-		css_put(&memcg->css);
+	if (objcg) {
+		synchronize_rcu();
+		obj_cgroup_put(objcg);
+	}
 #endif
 }
 
@@ -1879,7 +1903,7 @@ static void bpfstash_detach_images(void)
  */
 static int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
 {
-	struct mem_cgroup *memcg = NULL;
+	struct obj_cgroup *objcg = NULL;
 	int err;
 
 	err = bpfstash_hash_setup();
@@ -1911,14 +1935,14 @@ static int bpfstash_store_activate(u64 max_bytes, u32 max_entries)
 	atomic64_set(&bpfstash_store.blob_dedup, 0);
 	atomic64_set(&bpfstash_store.btf_hash_cached, 0);
 	atomic64_set(&bpfstash_store.hashed_bytes, 0);
-	memcg = get_mem_cgroup_from_current();	/* NULL without memory cgroups */
-	memcg = rcu_replace_pointer(bpfstash_store.memcg, memcg,
-				    lockdep_is_held(&bpfstash_store.lock));
+#ifdef CONFIG_MEMCG
+	/* NULL in the root cgroup; none at all with cgroup.memory=nobpf. */
+	if (memcg_bpf_enabled())
+		objcg = get_obj_cgroup_from_current();
+#endif
+	objcg = bpfstash_set_objcg(objcg);
 	mutex_unlock(&bpfstash_store.lock);
-	if (memcg) {
-		synchronize_rcu();
-		mem_cgroup_put(memcg);
-	}
+	bpfstash_put_objcg(objcg);
 
 	static_branch_enable(&bpfstash_active);
 	bpfstash_walk_progs(true);
@@ -1954,8 +1978,8 @@ void bpfstash_store_set_limits(u64 max_bytes, u32 max_entries)
 static void bpfstash_store_deactivate(void)
 {
 	struct bpfstash_entry *e;
+	struct obj_cgroup *objcg;
 	unsigned long index;
-	struct mem_cgroup *memcg;
 
 	static_branch_disable(&bpfstash_active);
 
@@ -1971,18 +1995,14 @@ static void bpfstash_store_deactivate(void)
 		bpfstash_store.nr_entries--;
 		bpfstash_entry_put(e);
 	}
-	memcg = rcu_replace_pointer(bpfstash_store.memcg, NULL,
-				    lockdep_is_held(&bpfstash_store.lock));
+	objcg = bpfstash_set_objcg(NULL);
 	mutex_unlock(&bpfstash_store.lock);
 
 	/* Loaded programs and images hold their entries; let go of them too. */
 	bpfstash_walk_progs(false);
 	bpfstash_detach_images();
 
-	if (memcg) {
-		synchronize_rcu();
-		mem_cgroup_put(memcg);
-	}
+	bpfstash_put_objcg(objcg);
 }
 
 /**
@@ -2003,15 +2023,18 @@ void bpfstash_store_drain(void)
 static DEFINE_MUTEX(bpfstash_control_lock);
 
 /**
- * bpfstash_store_start - start the store, or change the limits it runs with
+ * bpfstash_store_start - start the store
  * @max_bytes: size=, or 0 for the current limit
  * @max_entries: max_entries=, or 0 for the current limit
  *
  * The bpfstash= boot parameter, a write of "on" to the control file and
- * the first mount all come here: whichever comes first starts the store,
- * and the others only change the limits they give.
+ * a mount of a stopped store all come here.  Process context, no
+ * filesystem lock held: the start walks and stores the programs already
+ * loaded.
  *
- * Return: 0, or the error of allocating the SHA-256 transform.
+ * Return: 0; -EBUSY if the store runs already (its limits unchanged: only
+ * control changes them, with bpfstash_store_set_limits()); or the error of
+ * allocating the SHA-256 transform.
  */
 int bpfstash_store_start(u64 max_bytes, u32 max_entries)
 {
@@ -2019,10 +2042,6 @@ int bpfstash_store_start(u64 max_bytes, u32 max_entries)
 
 	mutex_lock(&bpfstash_control_lock);
 	err = bpfstash_store_activate(max_bytes, max_entries);
-	if (err == -EBUSY) {
-		bpfstash_store_set_limits(max_bytes, max_entries);
-		err = 0;
-	}
 	mutex_unlock(&bpfstash_control_lock);
 	return err;
 }
@@ -2162,6 +2181,12 @@ static int __init bpfstash_boot_start(void)
 
 	if (!bpfstash_boot_on)
 		return 0;
+	/* As mount and "on" refuse under confidentiality lockdown. */
+	err = security_locked_down(LOCKDOWN_BPF_READ_KERNEL);
+	if (err) {
+		pr_err("bpfstash: not storing programs from boot: the kernel is locked down\n");
+		return 0;
+	}
 	err = bpfstash_store_start(0, 0);
 	if (err)
 		pr_err("bpfstash: cannot start the store at boot: %pe\n", ERR_PTR(err));

@@ -170,7 +170,7 @@ struct bpfstash_store {
 	struct xarray index;		/* listing order -> entry */
 	struct list_head images;	/* entries of live images, under @state */
 	u32 next_index;
-	struct mem_cgroup __rcu *memcg;	/* charged for entries */
+	struct obj_cgroup __rcu *objcg;	/* charged for entries, or NULL */
 
 	/*
 	 * Under lock; @bytes and @max_bytes are also read without it, by

@@ -16,6 +16,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -87,8 +88,11 @@ static void test_kallsyms_matrix(void)
 	size_t i, j;
 	int pfd;
 
-	/* DAC lets uid 1000 in (mode 0755, group 1000): only the gate decides. */
-	if (!ASSERT_OK(stash_mount("mode=0755,gid=1000"), "mount"))
+	/*
+	 * DAC lets uid 1000 in (mode 0755, group 1000), and the mount
+	 * delegates reading: only kallsyms' rule decides.
+	 */
+	if (!ASSERT_OK(stash_mount("mode=0755,gid=1000,delegate_readers"), "mount"))
 		return;
 	pfd = load_raw_prog("stash_matrix");
 	bpf_obj_get_info_by_fd(pfd, &info, &len);
@@ -122,6 +126,148 @@ static void test_kallsyms_matrix(void)
 	sysctl_set("/proc/sys/kernel/perf_event_paranoid", old_paranoid, NULL, 0);
 out:
 	close(pfd);
+	stash_umount();
+}
+
+/*
+ * The gate, operation by operation, for uid 0 with one set of capabilities
+ * at a time (DAC lets uid 0 in everywhere: only the gate decides), under
+ * each kptr_restrict and perf_event_paranoid, with and without
+ * delegate_readers.  The rule (Documentation/ABI/testing/bpfstash):
+ *   raw    = kallsyms would show addresses (kptr_restrict 0 and
+ *            perf_event_paranoid <= 1, or kptr_restrict <= 1 and CAP_SYSLOG)
+ *   reader = raw and (delegate_readers, CAP_PERFMON or CAP_SYS_ADMIN)
+ *   list, read: reader; stats: anyone; control (write): CAP_SYS_ADMIN;
+ *   rmdir of a known name: reader or CAP_SYS_ADMIN.
+ */
+#define CAP(c) (1ULL << (c))
+
+struct gate_case {
+	const char *hex;
+	__u64 caps;
+};
+
+enum { OP_LIST, OP_READ, OP_STATS, OP_CONTROL, OP_RMDIR, NR_OPS };
+static const char *const op_names[NR_OPS] = { "list", "read", "stats", "control", "rmdir" };
+
+static int gate_try(void *arg)
+{
+	struct gate_case *c = arg;
+	char path[256], buf[64];
+	int got = 0, fd;
+	DIR *d;
+
+	set_caps_only(c->caps);
+	d = opendir(STASH_ROOT);
+	if (d) {
+		got |= (readdir(d) != NULL) << OP_LIST;
+		closedir(d);
+	}
+	snprintf(path, sizeof(path), STASH_ROOT "/%s/meta", c->hex);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		got |= (read(fd, buf, sizeof(buf)) > 0) << OP_READ;
+		close(fd);
+	}
+	fd = open(STASH_ROOT "/stats", O_RDONLY);
+	if (fd >= 0) {
+		got |= (read(fd, buf, sizeof(buf)) > 0) << OP_STATS;
+		close(fd);
+	}
+	fd = open(STASH_ROOT "/control", O_WRONLY);
+	if (fd >= 0) {
+		got |= 1 << OP_CONTROL;
+		close(fd);
+	}
+	snprintf(path, sizeof(path), STASH_ROOT "/%s", c->hex);
+	got |= !rmdir(path) << OP_RMDIR;
+	return got;
+}
+
+/* @fn's result in a child that stays uid 0 (it may drop capabilities). */
+static int run_as_root_child(int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(fn(arg));
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static void test_gate_matrix(void)
+{
+	static const struct { const char *name; __u64 caps; } sets[] = {
+		{ "all capabilities", ~0ULL >> 23 },	/* 0..40 */
+		{ "CAP_PERFMON", CAP(38) },
+		{ "CAP_SYS_ADMIN", CAP(21) },
+		{ "CAP_SYSLOG", CAP(34) },
+		{ "CAP_SYSLOG+CAP_PERFMON", CAP(34) | CAP(38) },
+		{ "none", 0 },
+	};
+	char old_kptr[16], old_paranoid[16], hex[41], what[160];
+	int kptr, paranoid, delegate, op, cells = 0, allowed = 0;
+	size_t i;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	sysctl_set("/proc/sys/kernel/kptr_restrict", "0", old_kptr, sizeof(old_kptr));
+	sysctl_set("/proc/sys/kernel/perf_event_paranoid", "2", old_paranoid, sizeof(old_paranoid));
+	for (delegate = 0; delegate <= 1; delegate++) {
+		ASSERT_OK(stash_remount(delegate ? "delegate_readers" : "nodelegate_readers"),
+			  "remount");
+		for (kptr = 0; kptr <= 2; kptr++) {
+			for (paranoid = 1; paranoid <= 2; paranoid++) {
+				for (i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+					__u64 caps = sets[i].caps;
+					bool syslog = caps & CAP(34), admin = caps & CAP(21);
+					bool perfmon = caps & CAP(38), raw, reader;
+					struct gate_case c = { hex, caps };
+					struct bpf_prog_info info = {};
+					__u32 len = sizeof(info);
+					int pfd, got, want;
+					char v[8];
+
+					/* A fresh entry for each case: rmdir may delete it. */
+					sysctl_set("/proc/sys/kernel/kptr_restrict", "0", NULL, 0);
+					pfd = load_raw_prog("stash_gate");
+					bpf_obj_get_info_by_fd(pfd, &info, &len);
+					close(pfd);
+					if (!ASSERT_OK(stash_find_prog(info.id, hex), "entry"))
+						goto out;
+					snprintf(v, sizeof(v), "%d", kptr);
+					sysctl_set("/proc/sys/kernel/kptr_restrict", v, NULL, 0);
+					snprintf(v, sizeof(v), "%d", paranoid);
+					sysctl_set("/proc/sys/kernel/perf_event_paranoid", v, NULL, 0);
+
+					raw = (kptr == 0 && paranoid <= 1) || (kptr <= 1 && syslog);
+					reader = raw && (delegate || perfmon || admin);
+					want = reader << OP_LIST | reader << OP_READ | 1 << OP_STATS |
+					       admin << OP_CONTROL | (reader || admin) << OP_RMDIR;
+					got = run_as_root_child(gate_try, &c);
+					for (op = 0; op < NR_OPS; op++) {
+						snprintf(what, sizeof(what),
+							 "%s, kptr_restrict=%d, perf_event_paranoid=%d, %s: %s",
+							 sets[i].name, kptr, paranoid,
+							 delegate ? "delegate_readers" : "no delegation",
+							 op_names[op]);
+						ASSERT_EQ(got >> op & 1, want >> op & 1, what);
+						cells++;
+						allowed += got >> op & 1;
+					}
+				}
+			}
+		}
+	}
+	test__note("%d cells (6 capability sets x kptr_restrict 0-2 x perf_event_paranoid 1-2 x delegation x 5 operations), %d allowed",
+		   cells, allowed);
+out:
+	sysctl_set("/proc/sys/kernel/kptr_restrict", old_kptr, NULL, 0);
+	sysctl_set("/proc/sys/kernel/perf_event_paranoid", old_paranoid, NULL, 0);
 	stash_umount();
 }
 
@@ -326,21 +472,38 @@ static void test_lockdown_confidentiality(void)
 		goto out;
 	ASSERT_EQ(stash_readable(hex), 0, "an existing mount can no longer be read");
 	{
-		char path[256];
+		char path[256], buf[64];
+		int fd;
 
 		snprintf(path, sizeof(path), STASH_ROOT "/%s/meta", hex);
 		ASSERT_ERRNO(open(path, O_RDONLY), EPERM, "open refused with EPERM");
+		/* What stops and trims a store stays reachable. */
+		fd = open(STASH_ROOT "/stats", O_RDONLY);
+		ASSERT_GE(fd, 0, "stats opens under lockdown");
+		if (fd >= 0) {
+			ASSERT_GT(read(fd, buf, sizeof(buf)), 0, "and reads");
+			close(fd);
+		}
+		ASSERT_EQ(stash_control("on"), -EPERM, "control: on refused under lockdown");
+		close(pfd);
+		pfd = -1;
+		snprintf(path, sizeof(path), STASH_ROOT "/%s", hex);
+		ASSERT_OK(rmdir(path), "rmdir of a known entry under lockdown");
+		ASSERT_OK(stash_control("off"), "control: off stops the store under lockdown");
+		ASSERT_EQ(stash_stat("bytes"), 0, "and drops every entry");
 	}
 	stash_umount();
 	ASSERT_ERRNO(mount("none", STASH_ROOT, "bpfstash", 0, NULL), EPERM,
 		     "a new mount refused");
 out:
-	close(pfd);
+	if (pfd >= 0)
+		close(pfd);
 	stash_umount();
 }
 
 static const struct test tests[] = {
 	{ "kallsyms_matrix", test_kallsyms_matrix, true },
+	{ "gate_matrix", test_gate_matrix, true },
 	{ "jit_harden_1", test_jit_harden_1, true },
 	{ "jit_harden_2", test_jit_harden_2, true },
 	{ "jit_harden_trampoline", test_jit_harden_trampoline, true },

@@ -361,7 +361,7 @@ static void test_limits_refuse_and_count(void)
 	/* size=: room for about two tiny entries more. */
 	snprintf(opts, sizeof(opts), "size=%lld,max_entries=1000",
 		 stash_stat("bytes") + 2 * 700);
-	if (ASSERT_OK(stash_remount(opts), "remount size"))  {
+	if (ASSERT_OK(stash_control(opts), "size= through control"))  {
 		stored = stash_stat("stored");
 		refused = stash_stat("refused_full");
 		loaded = load_close_n(10);
@@ -435,14 +435,47 @@ static void test_options_show_and_remount(void)
 	ASSERT_EQ(st.st_uid, 1000, "root uid");
 	ASSERT_EQ(stash_stat("max_entries"), 100, "max_entries applied");
 
-	/* Remount changes what is given, nothing else. */
-	ASSERT_OK(stash_remount("max_entries=200"), "remount");
+	/*
+	 * Remount changes what is given of the view, nothing else; the
+	 * running store's limits belong to control.
+	 */
+	ASSERT_OK(stash_remount("max_entries=200,mode=0770"), "remount");
 	ASSERT_OK(stat(STASH_ROOT, &st), "stat root");
-	ASSERT_EQ(st.st_mode & 07777, 0750, "mode kept");
+	ASSERT_EQ(st.st_mode & 07777, 0770, "mode changed");
 	ASSERT_EQ(st.st_uid, 1000, "uid kept");
-	ASSERT_EQ(stash_stat("max_entries"), 200, "max_entries changed");
+	ASSERT_EQ(stash_stat("max_entries"), 100, "max_entries kept: a mount does not change it");
 	ASSERT_EQ(stash_stat("max_bytes"), 8 << 20, "size kept");
+	ASSERT_OK(stash_control("max_entries=200"), "max_entries through control");
+	ASSERT_EQ(stash_stat("max_entries"), 200, "max_entries changed");
+	{
+		/* A mount of the running store that asks for other limits is told so. */
+		char msg[512] = "";
+		int fsfd, err;
+		ssize_t n;
+
+		fsfd = syscall(SYS_fsopen, "bpfstash", FSOPEN_CLOEXEC);
+		if (ASSERT_GE(fsfd, 0, "fsopen")) {
+			err = syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "size", "1M", 0);
+			if (!err)
+				err = syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
+			ASSERT_OK(err, "a mount of the running store with size=1M succeeds");
+			n = read(fsfd, msg, sizeof(msg) - 1);
+			msg[n > 0 ? n : 0] = '\0';
+			ASSERT_TRUE(n > 0 && msg[0] == 'w' && strstr(msg, "limits left as they are") &&
+				    strstr(msg, "size=8388608 max_entries=200"),
+				    "a warning with the limits the store keeps");
+			if (n > 0)
+				test__note("mount with size=1M: %s", msg);
+			close(fsfd);
+		}
+		ASSERT_EQ(stash_stat("max_bytes"), 8 << 20, "size kept");
+	}
 	ASSERT_ERRNO(stash_remount("bogus=1"), EINVAL, "remount with a bad option");
+	ASSERT_FALSE(mounts_show("delegate_readers"), "no delegation unless given");
+	ASSERT_OK(stash_remount("delegate_readers"), "remount with delegate_readers");
+	ASSERT_TRUE(mounts_show("mode=770,delegate_readers"), "/proc/mounts shows the delegation");
+	ASSERT_OK(stash_remount("nodelegate_readers"), "remount with nodelegate_readers");
+	ASSERT_FALSE(mounts_show("delegate_readers"), "and its end");
 	stash_umount();
 
 	if (ASSERT_OK(stash_mount(NULL), "mount with defaults")) {
@@ -582,10 +615,19 @@ static void test_unprivileged_denied(void)
 	sysctl_set("/proc/sys/kernel/kptr_restrict", "0", NULL, 0);
 	ASSERT_EQ(run_unprivileged(try_read_entry, hex), 0,
 		  "kptr_restrict=0, perf_event_paranoid=2: denied");
-	/* kallsyms_show_value(): kptr_restrict=0 and paranoid<=1 show to anyone. */
+	/*
+	 * kallsyms_show_value(): kptr_restrict=0 and paranoid<=1 show to
+	 * anyone; the stash, only to CAP_PERFMON or CAP_SYS_ADMIN unless the
+	 * mount delegates reading to whom DAC lets in.
+	 */
 	sysctl_set("/proc/sys/kernel/perf_event_paranoid", "1", NULL, 0);
+	ASSERT_EQ(run_unprivileged(try_read_entry, hex), 0,
+		  "kptr_restrict=0, perf_event_paranoid=1, no delegate_readers: denied");
+	ASSERT_OK(stash_remount("delegate_readers"), "remount with delegate_readers");
 	ASSERT_EQ(run_unprivileged(try_read_entry, hex), 1,
-		  "kptr_restrict=0, perf_event_paranoid=1: allowed, as kallsyms");
+		  "kptr_restrict=0, perf_event_paranoid=1, delegate_readers: allowed, as kallsyms");
+	ASSERT_OK(stash_remount("nodelegate_readers"), "remount with nodelegate_readers");
+	ASSERT_EQ(run_unprivileged(try_read_entry, hex), 0, "denied again");
 
 	/* kptr_restrict=2: not even root. */
 	sysctl_set("/proc/sys/kernel/kptr_restrict", "2", NULL, 0);
@@ -669,7 +711,7 @@ static void test_f_cred_confused_deputy(void)
 	int sv[2], pfd, fd;
 	ssize_t n;
 
-	if (!ASSERT_OK(stash_mount("mode=0755,gid=1000"), "mount"))
+	if (!ASSERT_OK(stash_mount("mode=0755,gid=1000,delegate_readers"), "mount"))
 		return;
 	pfd = load_raw_prog("stash_deputy");
 	ASSERT_GE(pfd, 0, "load");
@@ -800,7 +842,7 @@ static __u32 load_and_close(const char *name)
 static void test_view_detached_keeps_entries(void)
 {
 	const char *second = "/tmp/stash-second";
-	long long stored;
+	long long stored, max;
 	__u32 before, during;
 	char hex[41], hex2[41], path[128];
 	struct stat st;
@@ -827,15 +869,16 @@ static void test_view_detached_keeps_entries(void)
 	stored = stash_stat("stored");
 	ASSERT_GE(stored, 2, "counters go on across the unmount");
 
+	max = stash_stat("max_entries");
 	ASSERT_OK(stash_remount("max_entries=1000"), "remount");
 	ASSERT_EQ(stash_count(), n + 1, "the same entries after a remount");
-	ASSERT_EQ(stash_stat("max_entries"), 1000, "the remount's limit applies");
+	ASSERT_EQ(stash_stat("max_entries"), max, "the remount changes no limit");
 
 	mkdir(second, 0700);
 	if (ASSERT_OK(mount("none", second, "bpfstash", 0, NULL), "a second mount point")) {
 		snprintf(path, sizeof(path), "%s/%s/meta", second, hex2);
 		ASSERT_OK(stat(path, &st), "it shows the same entries");
-		ASSERT_EQ(stash_stat("max_entries"), 1000, "and leaves the limits alone");
+		ASSERT_EQ(stash_stat("max_entries"), max, "and leaves the limits alone");
 		ASSERT_OK(umount(second), "unmount the second");
 	}
 	ASSERT_OK(stash_find_prog(during, hex2), "the first still shows the entry");
@@ -1335,7 +1378,7 @@ static void test_tracepoint(void)
 
 	/* Refused: a full store stores and hashes nothing. */
 	refused = stash_stat("refused_full");
-	if (ASSERT_OK(stash_remount("max_entries=1"), "remount max_entries=1")) {
+	if (ASSERT_OK(stash_control("max_entries=1"), "max_entries=1 through control")) {
 		t.n = 0;
 		id = load_and_close("tp_refused");
 		ASSERT_EQ(stash_stat("refused_full"), refused + 1, "refused");
@@ -1351,7 +1394,7 @@ static void test_tracepoint(void)
 			ASSERT_MEMEQ(t.r[0].hash, zero, 20, "refused: no hash");
 			ASSERT_STREQ(t.r[0].name, "tp_refused", "refused: name");
 		}
-		stash_remount("max_entries=65536");
+		stash_control("max_entries=65536");
 	}
 
 	/* ftrace's text of one event: what perf read of the same one. */

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Memory cgroups, the way BPF maps use them: the store charges the cgroup
+ * of whoever started it through an obj_cgroup.  Once that cgroup is
+ * removed the store keeps storing, its charges go to the parent, and the
+ * removed cgroup is not pinned while the store runs; with
+ * cgroup.memory=nobpf on the kernel's command line (the bench kernel's
+ * boot in make check) nothing is charged to the starter's cgroup.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/test.h"
+#include "../lib/stashfs.h"
+
+#define CG_ROOT "/sys/fs/cgroup"
+#define CG_PARENT CG_ROOT "/bpfstash-memcg"
+#define CG_STARTER CG_PARENT "/starter"
+#define LOADS 60
+#define INSNS 1000
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/* A cgroup file's value: the number it holds, or @key's in "key value" lines. */
+static long long cg_value(const char *cg, const char *file, const char *key)
+{
+	char path[256], line[256];
+	size_t n = key ? strlen(key) : 0;
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!key)
+			v = atoll(line);
+		else if (!strncmp(line, key, n) && line[n] == ' ')
+			v = atoll(line + n + 1);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* Kernel memory charged to a cgroup: slab and vmalloc. */
+static long long cg_kmem(const char *cg)
+{
+	return cg_value(cg, "memory.stat", "slab_unreclaimable") +
+	       cg_value(cg, "memory.stat", "slab_reclaimable") +
+	       cg_value(cg, "memory.stat", "vmalloc");
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Load and close @n programs of INSNS instructions, each new (its own
+ * constants): about 5 KiB of JITed code each, so that the charges are
+ * well above memory.stat's per-CPU batching.  Returns how many loaded.
+ */
+static int load_new(int n)
+{
+	static unsigned int seq;
+	int i, ok = 0;
+
+	if (!seq)
+		seq = (unsigned int)(mono_s() * 1000) & 0xffffff;
+	for (i = 0; i < n; i++) {
+		int fd = load_straight_prog("memcg_new", INSNS, (int)(seq++ * INSNS));
+
+		if (fd >= 0) {
+			ok++;
+			close(fd);
+		}
+	}
+	return ok;
+}
+
+/* Whether the kernel was booted with cgroup.memory=nobpf. */
+static bool nobpf(void)
+{
+	char line[4096] = "";
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (f) {
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+	}
+	return strstr(line, "cgroup.memory=nobpf") != NULL;
+}
+
+/* CG_PARENT and CG_STARTER, with the memory controller.  0 or -errno. */
+static int cg_setup(void)
+{
+	if (access(CG_ROOT "/cgroup.subtree_control", W_OK))
+		return -ENOENT;
+	rmdir(CG_STARTER);
+	rmdir(CG_PARENT);
+	write_file(CG_ROOT "/cgroup.subtree_control", "+memory");
+	if (mkdir(CG_PARENT, 0755) && errno != EEXIST)
+		return -errno;
+	if (write_file(CG_PARENT "/cgroup.subtree_control", "+memory"))
+		return -EIO;
+	if (mkdir(CG_STARTER, 0755) && errno != EEXIST)
+		return -errno;
+	return access(CG_STARTER "/memory.stat", R_OK) ? -ENOENT : 0;
+}
+
+/* Start the store from a child in CG_STARTER, which then exits. */
+static int start_from_starter(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "%d", getpid());
+		if (write_file(CG_STARTER "/cgroup.procs", buf))
+			_exit(2);
+		_exit(stash_mount(NULL) ? 1 : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -ECHILD;
+	return WEXITSTATUS(status) ? -EIO : 0;
+}
+
+/*
+ * What @cg was charged while the store grew by @grown bytes: waits up to
+ * 3 s for memory.stat to count at least half of it (its per-CPU counters
+ * lag), and returns the growth over @k0.
+ */
+static long long charged_since(const char *cg, long long k0, long long grown)
+{
+	double end = mono_s() + 3;
+	long long got;
+
+	do {
+		got = cg_kmem(cg) - k0;
+		if (got >= grown / 2)
+			break;
+		usleep(100 * 1000);
+	} while (mono_s() < end);
+	return got;
+}
+
+static void test_starter_removed(void)
+{
+	long long b0, k0, grown, charged, stored0, dying = -1;
+	double end;
+	int err;
+
+	err = cg_setup();
+	if (err) {
+		test__skip("no cgroup v2 memory controller (%s)", strerror(-err));
+		return;
+	}
+	if (!ASSERT_OK(start_from_starter(), "start the store from " CG_STARTER))
+		goto out;
+
+	/* While the starter's cgroup exists, it is charged. */
+	b0 = stash_stat("bytes");
+	k0 = cg_kmem(CG_STARTER);
+	ASSERT_EQ(load_new(LOADS), LOADS, "loads");
+	grown = stash_stat("bytes") - b0;
+	charged = charged_since(CG_STARTER, k0, grown);
+	test__note("the store grew by %lld bytes, the starter's cgroup by %lld", grown, charged);
+	if (!nobpf())
+		ASSERT_GE(charged, grown / 2, "charged to the starter's cgroup");
+
+	/* Removed: the store keeps storing, and charges the parent. */
+	if (!ASSERT_OK(rmdir(CG_STARTER), "rmdir the starter's cgroup"))
+		goto out;
+	stored0 = stash_stat("stored");
+	b0 = stash_stat("bytes");
+	k0 = cg_kmem(CG_PARENT);
+	ASSERT_EQ(load_new(LOADS), LOADS, "loads after the removal");
+	ASSERT_EQ(stash_stat("stored") - stored0, LOADS, "every one stored");
+	grown = stash_stat("bytes") - b0;
+	charged = charged_since(CG_PARENT, k0, grown);
+	test__note("after the removal: the store grew by %lld bytes, the parent by %lld",
+		   grown, charged);
+	if (!nobpf())
+		ASSERT_GE(charged, grown / 2, "charged to the parent");
+
+	/*
+	 * Nothing pins the removed cgroup while the store runs: it is freed
+	 * once RCU and the css release work are done with it.
+	 */
+	end = mono_s() + 10;
+	do {
+		dying = cg_value(CG_PARENT, "cgroup.stat", "nr_dying_descendants");
+		if (dying == 0)
+			break;
+		usleep(200 * 1000);
+	} while (mono_s() < end);
+	ASSERT_EQ(dying, 0, "no dying cgroup left under the parent while the store runs");
+	ASSERT_EQ(load_new(2), 2, "the store still runs");
+out:
+	stash_umount();
+	rmdir(CG_STARTER);
+	rmdir(CG_PARENT);
+}
+
+/*
+ * The positive control of the debug kernel's boot, and the bench kernel's
+ * boot with cgroup.memory=nobpf: there, the starter's cgroup is charged
+ * nothing for what the store holds.
+ */
+static void test_nobpf(void)
+{
+	long long b0, k0, grown, charged;
+	bool off = nobpf();
+	int err;
+
+	err = cg_setup();
+	if (err) {
+		test__skip("no cgroup v2 memory controller (%s)", strerror(-err));
+		return;
+	}
+	if (!ASSERT_OK(start_from_starter(), "start the store from " CG_STARTER))
+		goto out;
+	b0 = stash_stat("bytes");
+	k0 = cg_kmem(CG_STARTER);
+	ASSERT_EQ(load_new(LOADS), LOADS, "loads");
+	grown = stash_stat("bytes") - b0;
+	ASSERT_GT(grown, 0, "the store grew");
+	/* With nothing charged, this waits its 3 s for memory.stat. */
+	charged = charged_since(CG_STARTER, k0, grown);
+	test__note("cgroup.memory=nobpf %s: the store grew by %lld bytes, the starter's cgroup by %lld",
+		   off ? "set" : "not set", grown, charged);
+	if (off)
+		ASSERT_LT(charged, grown / 10, "nothing charged to the starter's cgroup");
+	else
+		ASSERT_GE(charged, grown / 2, "charged to the starter's cgroup");
+out:
+	stash_umount();
+	rmdir(CG_STARTER);
+	rmdir(CG_PARENT);
+}
+
+static const struct test tests[] = {
+	{ "starter_removed", test_starter_removed, true },
+	{ "nobpf", test_nobpf, true },
+	{}
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("memcg", tests, argc, argv);
+}
