@@ -153,7 +153,7 @@ pkt=$(systemctl show -P ProtectKernelTunables bpfstash-gc.service)
 rw=$(systemctl show -P ReadWritePaths bpfstash-gc.service)
 systemctl show bpfstash-gc.service | grep -iE '^(Capab|Ambient)'
 note sandbox "CapabilityBoundingSet=$caps NoNewPrivileges=$nnp ProtectSystem=$ps ProtectKernelTunables=$pkt ReadWritePaths=$rw"
-if [ "$caps" = cap_syslog ] && [ "$nnp" = yes ] && [ "$ps" = strict ] && [ "$pkt" = yes ]; then
+if [ "$caps" = "cap_syslog cap_perfmon" ] && [ "$nnp" = yes ] && [ "$ps" = strict ] && [ "$pkt" = yes ]; then
 	pass sandbox_applied
 else
 	fail sandbox_applied "properties differ from the shipped unit"

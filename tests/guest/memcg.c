@@ -19,52 +19,13 @@
 #include <unistd.h>
 
 #include "../lib/test.h"
+#include "../lib/cgroup.h"
 #include "../lib/stashfs.h"
 
-#define CG_ROOT "/sys/fs/cgroup"
 #define CG_PARENT CG_ROOT "/bpfstash-memcg"
 #define CG_STARTER CG_PARENT "/starter"
 #define LOADS 60
 #define INSNS 1000
-
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
-/* A cgroup file's value: the number it holds, or @key's in "key value" lines. */
-static long long cg_value(const char *cg, const char *file, const char *key)
-{
-	char path[256], line[256];
-	size_t n = key ? strlen(key) : 0;
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (!key)
-			v = atoll(line);
-		else if (!strncmp(line, key, n) && line[n] == ' ')
-			v = atoll(line + n + 1);
-	if (f)
-		fclose(f);
-	return v;
-}
-
-/* Kernel memory charged to a cgroup: slab and vmalloc. */
-static long long cg_kmem(const char *cg)
-{
-	return cg_value(cg, "memory.stat", "slab_unreclaimable") +
-	       cg_value(cg, "memory.stat", "slab_reclaimable") +
-	       cg_value(cg, "memory.stat", "vmalloc");
-}
 
 static double mono_s(void)
 {
@@ -128,66 +89,67 @@ static int cg_setup(void)
 	return access(CG_STARTER "/memory.stat", R_OK) ? -ENOENT : 0;
 }
 
-/* Start the store from a child in CG_STARTER, which then exits. */
+/*
+ * CG_PARENT/CG_STARTER with the memory controller, and the store started
+ * from a child in CG_STARTER, which then exits: 0, 1 (skipped) or -1.
+ */
 static int start_from_starter(void)
 {
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		char buf[32];
-
-		snprintf(buf, sizeof(buf), "%d", getpid());
-		if (write_file(CG_STARTER "/cgroup.procs", buf))
-			_exit(2);
-		_exit(stash_mount(NULL) ? 1 : 0);
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -ECHILD;
-	return WEXITSTATUS(status) ? -EIO : 0;
-}
-
-/*
- * What @cg was charged while the store grew by @grown bytes: waits up to
- * 3 s for memory.stat to count at least half of it (its per-CPU counters
- * lag), and returns the growth over @k0.
- */
-static long long charged_since(const char *cg, long long k0, long long grown)
-{
-	double end = mono_s() + 3;
-	long long got;
-
-	do {
-		got = cg_kmem(cg) - k0;
-		if (got >= grown / 2)
-			break;
-		usleep(100 * 1000);
-	} while (mono_s() < end);
-	return got;
-}
-
-static void test_starter_removed(void)
-{
-	long long b0, k0, grown, charged, stored0, dying = -1;
-	double end;
-	int err;
+	int err, status;
+	pid_t pid;
 
 	err = cg_setup();
 	if (err) {
 		test__skip("no cgroup v2 memory controller (%s)", strerror(-err));
-		return;
+		return 1;
 	}
-	if (!ASSERT_OK(start_from_starter(), "start the store from " CG_STARTER))
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(cg_enter(CG_STARTER) ? 2 : stash_mount(NULL) ? 1 : 0);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		status = -1;
+	return ASSERT_OK(status, "start the store from " CG_STARTER) ? 0 : -1;
+}
+
+static void stop_and_remove(void)
+{
+	stash_umount();
+	rmdir(CG_STARTER);
+	rmdir(CG_PARENT);
+}
+
+/*
+ * Load LOADS new programs and return in @grown what the store grew by, in
+ * @charged what @cg was charged meanwhile: memory.stat's per-CPU counters
+ * lag, so this waits up to 3 s for it to count at least half of @grown.
+ */
+static void grow(const char *cg, long long *grown, long long *charged)
+{
+	long long b0 = stash_stat("bytes"), k0 = cg_kmem(cg);
+	double end = mono_s() + 3;
+
+	ASSERT_EQ(load_new(LOADS), LOADS, "loads");
+	*grown = stash_stat("bytes") - b0;
+	do {
+		*charged = cg_kmem(cg) - k0;
+		if (*charged >= *grown / 2)
+			break;
+		usleep(100 * 1000);
+	} while (mono_s() < end);
+}
+
+static void test_starter_removed(void)
+{
+	long long grown, charged, stored0, dying = -1;
+	double end;
+
+	if (start_from_starter())
 		goto out;
 
 	/* While the starter's cgroup exists, it is charged. */
-	b0 = stash_stat("bytes");
-	k0 = cg_kmem(CG_STARTER);
-	ASSERT_EQ(load_new(LOADS), LOADS, "loads");
-	grown = stash_stat("bytes") - b0;
-	charged = charged_since(CG_STARTER, k0, grown);
+	grow(CG_STARTER, &grown, &charged);
 	test__note("the store grew by %lld bytes, the starter's cgroup by %lld", grown, charged);
 	if (!nobpf())
 		ASSERT_GE(charged, grown / 2, "charged to the starter's cgroup");
@@ -196,12 +158,8 @@ static void test_starter_removed(void)
 	if (!ASSERT_OK(rmdir(CG_STARTER), "rmdir the starter's cgroup"))
 		goto out;
 	stored0 = stash_stat("stored");
-	b0 = stash_stat("bytes");
-	k0 = cg_kmem(CG_PARENT);
-	ASSERT_EQ(load_new(LOADS), LOADS, "loads after the removal");
-	ASSERT_EQ(stash_stat("stored") - stored0, LOADS, "every one stored");
-	grown = stash_stat("bytes") - b0;
-	charged = charged_since(CG_PARENT, k0, grown);
+	grow(CG_PARENT, &grown, &charged);
+	ASSERT_EQ(stash_stat("stored") - stored0, LOADS, "every one stored after the removal");
 	test__note("after the removal: the store grew by %lld bytes, the parent by %lld",
 		   grown, charged);
 	if (!nobpf())
@@ -221,36 +179,23 @@ static void test_starter_removed(void)
 	ASSERT_EQ(dying, 0, "no dying cgroup left under the parent while the store runs");
 	ASSERT_EQ(load_new(2), 2, "the store still runs");
 out:
-	stash_umount();
-	rmdir(CG_STARTER);
-	rmdir(CG_PARENT);
+	stop_and_remove();
 }
 
 /*
  * The positive control of the debug kernel's boot, and the bench kernel's
  * boot with cgroup.memory=nobpf: there, the starter's cgroup is charged
- * nothing for what the store holds.
+ * nothing for what the store holds (grow() then waits its 3 s).
  */
 static void test_nobpf(void)
 {
-	long long b0, k0, grown, charged;
+	long long grown, charged;
 	bool off = nobpf();
-	int err;
 
-	err = cg_setup();
-	if (err) {
-		test__skip("no cgroup v2 memory controller (%s)", strerror(-err));
-		return;
-	}
-	if (!ASSERT_OK(start_from_starter(), "start the store from " CG_STARTER))
+	if (start_from_starter())
 		goto out;
-	b0 = stash_stat("bytes");
-	k0 = cg_kmem(CG_STARTER);
-	ASSERT_EQ(load_new(LOADS), LOADS, "loads");
-	grown = stash_stat("bytes") - b0;
+	grow(CG_STARTER, &grown, &charged);
 	ASSERT_GT(grown, 0, "the store grew");
-	/* With nothing charged, this waits its 3 s for memory.stat. */
-	charged = charged_since(CG_STARTER, k0, grown);
 	test__note("cgroup.memory=nobpf %s: the store grew by %lld bytes, the starter's cgroup by %lld",
 		   off ? "set" : "not set", grown, charged);
 	if (off)
@@ -258,9 +203,7 @@ static void test_nobpf(void)
 	else
 		ASSERT_GE(charged, grown / 2, "charged to the starter's cgroup");
 out:
-	stash_umount();
-	rmdir(CG_STARTER);
-	rmdir(CG_PARENT);
+	stop_and_remove();
 }
 
 static const struct test tests[] = {

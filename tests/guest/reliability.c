@@ -29,6 +29,7 @@
 #include <linux/capability.h>
 
 #include "../lib/test.h"
+#include "../lib/cgroup.h"
 #include "../lib/proginfo.h"
 #include "../lib/stashfs.h"
 #include "../lib/perfring.h"
@@ -38,17 +39,6 @@
 
 #define DEBUGFS "/sys/kernel/debug"
 #define ENOTSUPP_ERRNO 524	/* the kernel's ENOTSUPP, not in userspace headers */
-
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
 
 static long read_long(const char *path);
 
@@ -418,6 +408,63 @@ static void count_tramp_nomem(const struct perf_event_header *h, void *ctx)
 	tramp_nomem += !!(m->flags & PERF_RECORD_MMAP3_REFUSED_NOMEM);
 }
 
+/* What tramp_prepare() did, undone; @ring may be NULL. */
+static void tramp_unprepare(struct bpf_object *obj, struct ring *ring)
+{
+	cpu_set_t set;
+	int n;
+
+	faults_reach_sleeping_allocations();	/* clears the filter */
+	if (ring)
+		ring_close(ring);
+	CPU_ZERO(&set);
+	for (n = 0; n < CPU_SETSIZE && n < 64; n++)
+		CPU_SET(n, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	stash_umount();
+	bpf_object__close(obj);
+}
+
+/*
+ * The fentry program of kinds.bpf.o, loaded, with failures injected only
+ * on behalf of @fn, a started store, and an MMAP3 ring on the CPU this
+ * task is pinned to.  0, 1 (skipped: no stack filter or no @fn), or -1.
+ * tramp_unprepare() undoes what it did.
+ */
+static int tramp_prepare(const char *fn, struct bpf_object **obj, struct bpf_program **prog,
+			 struct ring *ring)
+{
+	struct perf_event_attr attr;
+	cpu_set_t set;
+
+	faults_reach_sleeping_allocations();
+	*obj = bpf_object__open_file(test_prog_path("kinds"), NULL);
+	if (!ASSERT_PTR_OK(*obj, "open kinds.bpf.o"))
+		return -1;
+	if (!ASSERT_OK(bpf_object__load(*obj), "load"))
+		goto out_obj;
+	*prog = bpf_object__find_program_by_name(*obj, "kinds_fentry");
+	if (faults_only_in(fn)) {
+		test__skip("no fault injection stack trace filter, or no %s, in this kernel", fn);
+		bpf_object__close(*obj);
+		return 1;
+	}
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		goto out_obj;
+	ring_attr_init(&attr);
+	attr.mmap3 = 1;
+	CPU_ZERO(&set);
+	CPU_SET(sched_getcpu(), &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	if (ASSERT_OK(ring_open(&attr, -1, sched_getcpu(), 512, ring), "mmap3 event"))
+		return 0;
+	tramp_unprepare(*obj, NULL);
+	return -1;
+out_obj:
+	bpf_object__close(*obj);
+	return -1;
+}
+
 /*
  * A trampoline's image under allocation failures, injected only into the
  * allocations made to store it: the Nth fails for N = 1, 2, ...  Every
@@ -429,38 +476,18 @@ static void test_fail_nth_trampoline(void)
 {
 	long long stored0, refused0;
 	__u64 bssv[6], runs0 = 0;	/* kinds.bpf.c's .bss: calls first */
-	struct perf_event_attr attr;
 	struct bpf_program *prog;
 	struct bpf_object *obj;
 	struct bpf_map *bss;
 	struct ring ring;
 	char path[64], val[16];
 	int n, fd, attached = 0, zero = 0;
-	cpu_set_t set;
 	long left = 0;
 
-	faults_reach_sleeping_allocations();
-	obj = bpf_object__open_file(test_prog_path("kinds"), NULL);
-	if (!ASSERT_PTR_OK(obj, "open kinds.bpf.o"))
+	if (tramp_prepare("__bpfstash_trampoline_load", &obj, &prog, &ring))
 		return;
-	if (!ASSERT_OK(bpf_object__load(obj), "load"))
-		goto out_obj;
-	prog = bpf_object__find_program_by_name(obj, "kinds_fentry");
 	fd = bpf_program__fd(prog);
 	bss = bpf_object__find_map_by_name(obj, ".bss");
-	if (faults_only_in("__bpfstash_trampoline_load")) {
-		test__skip("no fault injection stack trace filter, or no image hook, in this kernel");
-		goto out_obj;
-	}
-	if (!ASSERT_OK(stash_mount(NULL), "mount"))
-		goto out_obj;
-	ring_attr_init(&attr);
-	attr.mmap3 = 1;
-	CPU_ZERO(&set);
-	CPU_SET(sched_getcpu(), &set);
-	sched_setaffinity(0, sizeof(set), &set);
-	if (!ASSERT_OK(ring_open(&attr, -1, sched_getcpu(), 512, &ring), "mmap3 event"))
-		goto out;
 	stored0 = stash_stat("stored");
 	refused0 = stash_stat("refused_nomem");
 	snprintf(path, sizeof(path), "/proc/thread-self/fail-nth");
@@ -490,7 +517,6 @@ static void test_fail_nth_trampoline(void)
 	}
 	faults_reach_sleeping_allocations();	/* clears the filter */
 	ring_drain(&ring, count_tramp_nomem, NULL);
-	ring_close(&ring);
 	test__note("%d attaches, %d allocations failed while storing the trampoline, %d images refused",
 		   attached, n - 1, tramp_nomem);
 	ASSERT_NEQ(left, 0, "the sweep reached an attach without a failure");
@@ -504,14 +530,7 @@ static void test_fail_nth_trampoline(void)
 	ASSERT_LE(tramp_nomem, n - 1, "no more than failures were injected");
 	ASSERT_EQ(stash_stat("refused_nomem") - refused0, tramp_nomem, "and counted");
 	ASSERT_EQ(stash_stat("stored") - stored0, attached - tramp_nomem, "every other one stored");
-out:
-	CPU_ZERO(&set);
-	for (n = 0; n < CPU_SETSIZE && n < 64; n++)
-		CPU_SET(n, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-	stash_umount();
-out_obj:
-	bpf_object__close(obj);
+	tramp_unprepare(obj, &ring);
 }
 
 /*
@@ -523,35 +542,15 @@ out_obj:
 static void test_trampoline_attach_fails(void)
 {
 	long long stored0, considered0;
-	struct perf_event_attr attr;
 	struct bpf_program *prog;
 	struct bpf_object *obj;
 	struct bpf_link *link;
 	struct ring ring;
-	cpu_set_t set;
 	long left;
 	int n;
 
-	faults_reach_sleeping_allocations();
-	obj = bpf_object__open_file(test_prog_path("kinds"), NULL);
-	if (!ASSERT_PTR_OK(obj, "open kinds.bpf.o"))
+	if (tramp_prepare("register_ftrace_direct", &obj, &prog, &ring))
 		return;
-	if (!ASSERT_OK(bpf_object__load(obj), "load"))
-		goto out_obj;
-	prog = bpf_object__find_program_by_name(obj, "kinds_fentry");
-	if (faults_only_in("register_ftrace_direct")) {
-		test__skip("no fault injection stack trace filter, or no register_ftrace_direct, in this kernel");
-		goto out_obj;
-	}
-	if (!ASSERT_OK(stash_mount(NULL), "mount"))
-		goto out_obj;
-	ring_attr_init(&attr);
-	attr.mmap3 = 1;
-	CPU_ZERO(&set);
-	CPU_SET(sched_getcpu(), &set);
-	sched_setaffinity(0, sizeof(set), &set);
-	if (!ASSERT_OK(ring_open(&attr, -1, sched_getcpu(), 512, &ring), "mmap3 event"))
-		goto out;
 	tramp_records = tramp_nomem = 0;
 	stored0 = stash_stat("stored");
 	considered0 = stash_stat("considered");
@@ -575,15 +574,7 @@ static void test_trampoline_attach_fails(void)
 		ASSERT_EQ(stash_stat("stored") - stored0, 1, "and stored");
 		bpf_link__destroy(link);
 	}
-	ring_close(&ring);
-out:
-	CPU_ZERO(&set);
-	for (n = 0; n < CPU_SETSIZE && n < 64; n++)
-		CPU_SET(n, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-	stash_umount();
-out_obj:
-	bpf_object__close(obj);
+	tramp_unprepare(obj, &ring);
 }
 
 /* fail_function: the store's insert fails with -ENOMEM, every time. */
@@ -1072,7 +1063,6 @@ static void test_softirq_unload(void)
  * is no slower than a load with no stash at all.  Rounds alternate the
  * two sides, so both see the same drift of the machine.
  */
-#define CG_ROOT "/sys/fs/cgroup"
 #define CG_MOUNTER CG_ROOT "/bpfstash-mounter"
 #define CG_LOADER CG_ROOT "/bpfstash-hostile"
 #define HOSTILE_MAX 40000
@@ -1093,43 +1083,6 @@ static double mono_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int cg_enter(const char *cg)
-{
-	char path[256], pid[32];
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-	snprintf(pid, sizeof(pid), "%d", getpid());
-	return write_file(path, pid);
-}
-
-/* A cgroup file's value: the number it holds, or @key's in "key value" lines. */
-static long long cg_value(const char *cg, const char *file, const char *key)
-{
-	char path[256], line[256];
-	long long v = -1;
-	size_t n = key ? strlen(key) : 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (!key)
-			v = atoll(line);
-		else if (!strncmp(line, key, n) && line[n] == ' ')
-			v = atoll(line + n + 1);
-	if (f)
-		fclose(f);
-	return v;
-}
-
-/* Kernel memory charged to a cgroup, to the byte: slab and vmalloc. */
-static long long cg_kmem(const char *cg)
-{
-	return cg_value(cg, "memory.stat", "slab_unreclaimable") +
-	       cg_value(cg, "memory.stat", "slab_reclaimable") +
-	       cg_value(cg, "memory.stat", "vmalloc");
 }
 
 static long long vmstat(const char *key)
