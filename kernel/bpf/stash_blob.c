@@ -135,22 +135,33 @@ static void bpfstash_acct_end(struct bpfstash_hash_acct *acct, u64 bytes, u64 st
 	}
 }
 
-/* SHA-256 of @len bytes at @data, counted in the stats. */
-VISIBLE_IF_KUNIT int bpfstash_digest(const void *data, size_t len,
-				     u8 out[BPFSTASH_DIGEST_SIZE])
+/*
+ * More than BPFSTASH_HASH_CHUNK bytes held whole.  Out of line: the
+ * descriptor on its stack (zeroed on entry where the stack is initialised)
+ * is for these only.
+ */
+static noinline int bpfstash_digest_chunks(const void *data, size_t len,
+					   u8 out[BPFSTASH_DIGEST_SIZE])
 {
 	SHASH_DESC_ON_STACK(desc, bpfstash_tfm());
 	int err;
 
-	if (len <= BPFSTASH_HASH_CHUNK)
-		return bpfstash_hashed(len, crypto_shash_tfm_digest(bpfstash_tfm(), data, len,
-								    out));
 	desc->tfm = bpfstash_tfm();
 	err = crypto_shash_init(desc) ?:
 	      bpfstash_hash_update(desc, data, len) ?:
 	      crypto_shash_final(desc, out);
 	shash_desc_zero(desc);
-	return bpfstash_hashed(len, err);
+	return err;
+}
+
+/* SHA-256 of @len bytes at @data, counted in the stats. */
+VISIBLE_IF_KUNIT int bpfstash_digest(const void *data, size_t len,
+				     u8 out[BPFSTASH_DIGEST_SIZE])
+{
+	if (len <= BPFSTASH_HASH_CHUNK)
+		return bpfstash_hashed(len, crypto_shash_tfm_digest(bpfstash_tfm(), data, len,
+								    out));
+	return bpfstash_hashed(len, bpfstash_digest_chunks(data, len, out));
 }
 
 /*
