@@ -136,7 +136,12 @@ if [ "${stats:-0}" -ge $((5 * N)) ] && [ "$dumped" -eq "$stats" ] && [ "$shown" 
 	note records "$stats MMAP3 records ($shown for the workload's 5 x $N functions): dumped by -D, shown by --show-mmap-events, passed on by perf inject"
 	pass records
 else
-	fail records "--stats ${stats:-0}, -D $dumped, --show-mmap-events $shown, after inject ${injected:-0} $(head -c 200 inject.err)"
+	# What perf record said of the records (lost, malformed), and of the
+	# workload's records those present: which program's function is missing.
+	fail records "--stats ${stats:-0}, -D $dumped, --show-mmap-events $shown, after inject ${injected:-0} $(head -c 200 inject.err) record: $(grep -i 'mmap3\|lost' patched.record | head -c 300 | tr '\n' ' ')"
+	"$perf" script --show-mmap-events -i patched.data 2> /dev/null | grep "PERF_RECORD_MMAP3.*_churn" |
+		sed 's/.*\(bpf_prog_[0-9a-f]*_[a-z_]*\).*/\1/' | sort | uniq -c | sort -n | head -n 3 |
+		sed 's/^/  perf.records: fewest records: /'
 fi
 
 # perf versions that do not know MMAP3: the file's records are in a header
