@@ -31,42 +31,38 @@ start=$(date +%s)
 
 phase() { printf '\n== %s\n' "$*"; }
 
+# A part that runs on the host: scripts/$3, titled $1, its log
+# build/check/$2.log, the lines matching $4 shown and every result kept;
+# unless a line matches $5 (if given), it ended early and that fails.
+host_part() {
+	local title=$1 name=$2 script=$3 shown=$4 last=${5:-} t0
+
+	phase "$title (scripts/$script)"
+	t0=$(date +%s)
+	"$top/scripts/$script" 2>&1 | tee "$out/$name.log" | grep -E "$shown" || true
+	grep -E '^(PASS|FAIL|SKIP) ' "$out/$name.log" >> "$out/results"
+	[ -z "$last" ] || grep -qE "$last" "$out/$name.log" ||
+		echo "FAIL $name: scripts/$script ended early (build/check/$name.log)" >> "$out/results"
+	echo "$title: $(($(date +%s) - t0)) s"
+}
+
 # 1. Host unit tests.
 if [ "${HOST:-1}" = 1 ] && [ -x "$top/scripts/check-host.sh" ]; then
-	phase "host unit tests"
-	hstart=$(date +%s)
-	"$top/scripts/check-host.sh" 2>&1 | tee "$out/host.log" |
-		grep -E '^(PASS|FAIL|SKIP) |^  ' || true
-	grep -E '^(PASS|FAIL|SKIP) ' "$out/host.log" >> "$out/results"
-	echo "host unit tests: $(($(date +%s) - hstart)) s"
+	host_part "host unit tests" host check-host.sh '^(PASS|FAIL|SKIP) |^  '
 fi
 
 # 1b. The patch series: generated, checkpatch'ed, applied with git am onto
 # the pristine tree, equal to the tree everything here is built from, and
 # buildable at every patch.
 if [ "${HOST:-1}" = 1 ] && [ "${SERIES:-1}" = 1 ]; then
-	phase "patch series (scripts/check-series.sh)"
-	sstart=$(date +%s)
-	"$top/scripts/check-series.sh" 2>&1 | tee "$out/series.log" |
-		grep -E '^(PASS|FAIL|SKIP) |^  series\.' || true
-	grep -E '^(PASS|FAIL|SKIP) ' "$out/series.log" >> "$out/results"
-	grep -q '^PASS series.generate' "$out/series.log" ||
-		grep -q '^FAIL series.generate' "$out/series.log" ||
-		echo "FAIL series: scripts/check-series.sh ended early (build/check/series.log)" >> "$out/results"
-	echo "patch series: $(($(date +%s) - sstart)) s"
+	host_part "patch series" series check-series.sh '^(PASS|FAIL|SKIP) |^  series\.' \
+		'^(PASS|FAIL) series\.generate'
 fi
 
-# 1c. The kernel half under sparse (C=2) and built for i386
-# (scripts/check-static.sh).
+# 1c. The kernel half under sparse (C=2) and built for i386.
 if [ "${HOST:-1}" = 1 ] && [ "${STATIC:-1}" = 1 ]; then
-	phase "sparse and i386 (scripts/check-static.sh)"
-	tstart=$(date +%s)
-	"$top/scripts/check-static.sh" 2>&1 | tee "$out/static.log" |
-		grep -E '^(PASS|FAIL|SKIP) ' || true
-	grep -E '^(PASS|FAIL|SKIP) ' "$out/static.log" >> "$out/results"
-	grep -q '^[A-Z]* static.i386' "$out/static.log" ||
-		echo "FAIL static: scripts/check-static.sh ended early (build/check/static.log)" >> "$out/results"
-	echo "sparse and i386: $(($(date +%s) - tstart)) s"
+	host_part "sparse and i386" static check-static.sh '^(PASS|FAIL|SKIP) ' \
+		'^[A-Z]+ static\.i386'
 fi
 
 # 2. The guests.  The debug kernel runs KUnit at boot and the functional
