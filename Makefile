@@ -25,7 +25,7 @@ else
 Q := @
 endif
 
-.PHONY: all deps tree kernel kernel-debug kernel-bench bpftool perf perf-base tests libbpfstash tools headers \
+.PHONY: all deps tree kernel kernel-debug kernel-bench bpftool perf perf-base tests selftests libbpfstash tools headers \
 	check check-host check-guest demo bench series deb deb-check clean distclean help
 
 all: kernel-debug bpftool tests
@@ -93,7 +93,11 @@ headers: tree
 tests: deps headers tools
 	$(Q)$(MAKE) -s -C tests O=$(B)/tests
 
-check: deps kernel-debug kernel-bench bpftool perf perf-base tests
+# The 6.12 BPF selftests' test_progs with the bpfstash test alone (build/selftests/).
+selftests: deps tree bpftool headers
+	$(Q)$(TOP)/scripts/build-selftests.sh
+
+check: deps kernel-debug kernel-bench bpftool perf perf-base tests selftests
 	$(Q)$(TOP)/scripts/check.sh
 
 demo: deps kernel-debug bpftool perf tests

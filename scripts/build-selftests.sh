@@ -27,9 +27,9 @@
 # files (bpf_testmod.ko, urandom_read: test_progs warns once that tests
 # relying on bpf_testmod.ko are skipped).
 #
-# Until patches/kernel/series lists them, the repository's files under
-# tools/testing/selftests/bpf/ are linked into the tree here, as
-# scripts/prepare-tree.sh links the overlay (ln -sfn /work/main/<path>).
+# The repository's files under tools/testing/selftests/bpf/ come with the
+# kernel series (patches/kernel/series), linked into the tree by
+# scripts/prepare-tree.sh.
 #
 # Incremental: a generated Makefile with -MMD dependencies does the work, so
 # a second run with nothing changed only runs make.  Measured on the 2-core
@@ -56,17 +56,15 @@ command -v clang > /dev/null || die "clang not found (scripts/deps.sh installs i
 command -v "${CC:=gcc}" > /dev/null || die "$CC not found"
 mkdir -p "$out/gen/prog_tests" "$out/tools/build/libbpf"
 
-# The repository's selftest files, linked into the tree.
+# The repository's selftest files, which the series links into the tree.
 srcs=()
 for f in "$top"/tools/testing/selftests/bpf/prog_tests/bpfstash*.c \
 	 "$top"/tools/testing/selftests/bpf/progs/bpfstash*.c; do
 	[ -f "$f" ] || continue
 	rel=${f#"$top"/}
 	srcs+=("$rel")
-	if [ "$(readlink "$tree/$rel" 2> /dev/null)" != "$f" ]; then
-		step LINK "$rel"
-		ln -sfn "$f" "$tree/$rel"
-	fi
+	[ "$(readlink "$tree/$rel" 2> /dev/null)" = "$f" ] ||
+		die "$rel is not linked into build/linux: prepare the tree (make tree)"
 done
 [ -f "$self/prog_tests/bpfstash.c" ] || die "prog_tests/bpfstash.c is not in the tree"
 

@@ -14,8 +14,12 @@
 #                        files it touches compile: the kernel's with the
 #                        bench kernel's configuration plus KUnit, perf's
 #                        with make perf's options
+#   series.kunit         at each patch of the kernel series that touches
+#                        the store (kernel/bpf/stash*, bpfstash.h), its
+#                        KUnit tests pass (kunit.py, user-mode Linux)
 #
-# Build directories: build/series/obj-kernel, build/series/obj-perf.
+# Build directories: build/series/obj-kernel, build/series/obj-perf,
+# build/series/kunit-um.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -180,4 +184,53 @@ for s in $(series_list); do
 		fail "builds.$s" "$bad"
 	fi
 done
+
+# 5. KUnit at each patch of the store, as user-mode Linux: the store's
+# logic at every step, in seconds a step once the first has built.  The
+# kernel series lets CONFIG_BPFSTASH build only with a JIT and perf
+# events, which UML has neither of; the harness's bench series lets it
+# build there with KUnit, and so does this to each commit's Kconfig and
+# Makefile before it builds (git checkout -f puts them back).
+t0=$(date +%s)
+kdir=$out/kunit-um
+mkdir -p "$kdir"
+cc=gcc
+command -v ccache > /dev/null 2>&1 && cc="ccache gcc"
+export KBUILD_BUILD_TIMESTAMP="1970-01-01" KBUILD_BUILD_USER=bpfstash KBUILD_BUILD_HOST=build
+bad=""
+steps=0
+count=$(find "$out/kernel" -name '0*.patch' ! -name '0000-*' | wc -l)
+n=0
+for c in $(git_ rev-list --reverse base..am | head -n "$count"); do
+	n=$((n + 1))
+	git_ diff-tree --no-commit-id --name-only -r "$c" |
+		grep -q '^kernel/bpf/stash\|^include/linux/bpfstash\.h$' || continue
+	git_ checkout -q -f "$c"
+	sed -i 's/^\tdepends on BPF_SYSCALL && BPF_JIT && PERF_EVENTS$/\tdepends on BPF_SYSCALL \&\& ((BPF_JIT \&\& PERF_EVENTS) || (UML \&\& KUNIT))/' \
+		"$repo/kernel/bpf/Kconfig"
+	sed -i 's/^obj-\$(CONFIG_BPFSTASH) += stash.o stash_blob.o stash_image.o$/obj-$(CONFIG_BPFSTASH) += stash.o stash_blob.o\nifeq ($(CONFIG_BPF_JIT),y)\nobj-$(CONFIG_BPFSTASH) += stash_image.o\nendif/' \
+		"$repo/kernel/bpf/Makefile"
+	subject=$(git_ log -1 --format=%s "$c")
+	(cd "$repo" && python3 tools/testing/kunit/kunit.py run --arch=um \
+		--kunitconfig="$top/configs/kunit-test.kunitconfig" --build_dir="$kdir" \
+		--jobs="$jobs" --make_options "CC=$cc" --timeout 600) > "$out/kunit.log" 2>&1
+	rc=$?
+	summary=$(grep -a -m 1 -o 'Ran [0-9]* tests: passed: [0-9]*.*' "$out/kunit.log")
+	if [ $rc != 0 ] || ! echo "$summary" | grep -q 'passed: [1-9]' ||
+	   echo "$summary" | grep -q 'failed\|crashed'; then
+		bad="$bad [$n/$count $subject: ${summary:-kunit.py exited $rc: $(grep -a -m 2 -E 'error:|FAILED' \
+			"$out/kunit.log" | tr '\n' ' ')}]"
+		cp "$out/kunit.log" "$out/kunit.$n.log"
+	else
+		note kunit "$n/$count $subject: $summary"
+	fi
+	steps=$((steps + 1))
+done
+if [ "$steps" = 0 ]; then
+	fail kunit "no patch of the kernel series touches kernel/bpf/stash*"
+elif [ -z "$bad" ]; then
+	pass kunit "$steps patches, $(($(date +%s) - t0)) s"
+else
+	fail kunit "$bad (logs: build/series/kunit.<n>.log)"
+fi
 git_ checkout -q -f --detach base

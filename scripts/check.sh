@@ -137,6 +137,15 @@ if [ "${GUEST:-1}" = 1 ]; then
 	cat "$out/kunit" >> "$out/results"
 fi
 
+# The boot start under lockdown: the debug kernel (the one with the
+# lockdown LSM) booted with lockdown=confidentiality and bpfstash=on, KUnit
+# off, for one small suite.
+if [ "${GUEST:-1}" = 1 ] && [ -z "${SUITES:-}" ]; then
+	phase "debug kernel in QEMU, locked down from boot: tests/guest/lockdown_boot.sh"
+	append="lockdown=confidentiality bpfstash=on kunit.enable=0" \
+		run_guest debug guest-lockdown lockdown_boot
+fi
+
 if [ "${GUEST:-1}" = 1 ] && [ "${BENCH_SUITES:-1}" = 1 ] && [ -z "${SUITES:-}" ]; then
 	phase "bench kernel in QEMU: tests/guest/SUITES.bench"
 	# shellcheck disable=SC2046

@@ -10,16 +10,20 @@
 # patches/series names the series in the order the harness applies them;
 # patches/<series>/series lists its patches in order, each followed by the
 # new files that arrive with it (indented).  A patch file holds a commit
-# message and the edits to files of the 6.12 tree; new files are the real
-# files of this repository.  Each series is committed onto a git
+# message and its edits: to files of the 6.12 tree, and to new files that
+# an earlier patch of the series brought.  New files are the real files of
+# this repository, as the series leaves them: the file a patch brings is
+# the repository's with the edits of the later patches taken back
+# (git apply -R, the last patch first), so that each patch is a real diff
+# of one step and the last one ends at this repository's files.  Each
+# series is committed onto a git
 # repository of the pristine Debian linux-source-6.12 tree
 # (build/series/linux, made once), one commit per patch, and formatted
 # with git format-patch.
 #
 # Fails when a patch does not apply, a new file is missing, or
 # checkpatch.pl --strict reports a message that the series'
-# patches/<series>/checkpatch file does not list (with why it stays); the
-# listed messages are added to the cover letter.
+# patches/<series>/checkpatch file does not list (with why it stays).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,6 +65,14 @@ base_desc=$(git_ log -1 --format=%s base)
 # The series, in order.
 series_list() { grep -v '^[[:space:]]*\(#\|$\)' "$top/patches/series"; }
 
+# What a series applies to: the base, or the series its "# base: <series>"
+# line names (bench, which needs the kernel series).
+series_base() {
+	local b
+	b=$(sed -n 's/^# base: *//p' "$top/patches/$1/series")
+	echo "${b:-base}"
+}
+
 # "patch new-file..." per line, from patches/<series>/series.
 series_entries() {
 	awk '/^[[:space:]]*(#|$)/ { next }
@@ -69,10 +81,50 @@ series_entries() {
 	     END { if (p != "") print p files }' "$top/patches/$1/series"
 }
 
+# git apply outside any repository: build/ is inside this one, where git
+# apply would take paths as the repository's and skip the others.
+apply_here() { GIT_CEILING_DIRECTORIES=$out git apply "$@"; }
+
+# Each new file of series $1 as the patch that brings it adds it, into
+# $out/intro/<series>/<patch>/<path>: the repository's file with the
+# edits of every later patch to it taken back, the last patch first.
+intro_files() {
+	local s=$1 work=$out/intro/$1 patch files f p
+	local -a inc
+	rm -rf "$work"
+	mkdir -p "$work/tree"
+	series_entries "$s" > "$out/entries"
+	while read -r patch files; do
+		for f in $files; do
+			[ -f "$top/$f" ] || die "patches/$s/series: $f (with $patch) does not exist"
+			mkdir -p "$(dirname "$work/tree/$f")"
+			cp -L "$top/$f" "$work/tree/$f"
+		done
+	done < "$out/entries"
+	while read -r patch files; do
+		p=$top/patches/$s/$patch
+		[ -f "$p" ] || die "patches/$s/series lists $patch, which does not exist"
+		inc=()
+		while IFS= read -r f; do
+			[ -f "$work/tree/$f" ] && inc+=("--include=$f")
+		done < <(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$p")
+		if [ ${#inc[@]} -gt 0 ] &&
+		   ! (cd "$work/tree" && apply_here -R "${inc[@]}" "$p") 2> "$out/apply.log"; then
+			cat "$out/apply.log" >&2
+			die "patches/$s/$patch: its edits to ${inc[*]#--include=} do not come off the repository's files; refresh the patch against them"
+		fi
+		for f in $files; do
+			mkdir -p "$(dirname "$work/$patch/$f")"
+			mv "$work/tree/$f" "$work/$patch/$f"
+		done
+	done < <(tac "$out/entries")
+}
+
 # 2. Each series on its own branch from the base: one commit per patch.
 commit_series() {
 	local s=$1 patch files msg
-	git_ checkout -q -f -B "$s" base
+	intro_files "$s"
+	git_ checkout -q -f -B "$s" "$(series_base "$s")"
 	git_ clean -q -fdx
 	while read -r patch files; do
 		local p=$top/patches/$s/$patch
@@ -85,7 +137,7 @@ commit_series() {
 			[ -f "$top/$f" ] || die "patches/$s/series: $f (with $patch) does not exist"
 			[ -e "$repo/$f" ] && die "patches/$s/series: $f (with $patch) is not new to the tree"
 			mkdir -p "$(dirname "$repo/$f")"
-			cp -L "$top/$f" "$repo/$f"
+			cp "$out/intro/$s/$patch/$f" "$repo/$f"
 			# Keep the file mode (scripts are executable).
 			[ -x "$top/$f" ] && chmod +x "$repo/$f"
 			git_ add -f "$f"
@@ -105,7 +157,9 @@ commit_series() {
 # 3. git format-patch, with the cover letter of patches/<series>/cover-letter.
 format_series() {
 	local s=$1 n
-	n=$(git_ rev-list --count "base..$s")
+	local from
+	from=$(series_base "$s")
+	n=$(git_ rev-list --count "$from..$s")
 	rm -rf "${out:?}/$s"
 	mkdir -p "$out/$s"
 	if [ "$n" -gt 1 ]; then
@@ -113,20 +167,13 @@ format_series() {
 			die "patches/$s/cover-letter is missing (a series of $n patches has one)"
 		{
 			cat "$top/patches/$s/cover-letter"
-			if grep -q '^[0-9]' "$top/patches/$s/checkpatch" 2>/dev/null; then
-				printf '\ncheckpatch.pl --strict reports these, which stay (patch,\n'
-				printf 'message, why):\n\n'
-				grep -v '^#' "$top/patches/$s/checkpatch" | sed 's/^/  /'
-			else
-				printf '\ncheckpatch.pl --strict is clean on every patch.\n'
-			fi
 			printf '\nThe series applies to %s.\n' "$base_desc"
 		} > "$out/cover"
 		git_ config "branch.$s.description" "$(cat "$out/cover")"
 		git_ format-patch -q --cover-letter --cover-from-description=subject \
-			--no-signature -o "$out/$s" "base..$s" > /dev/null
+			--no-signature -o "$out/$s" "$from..$s" > /dev/null
 	else
-		git_ format-patch -q --no-signature -o "$out/$s" "base..$s" > /dev/null
+		git_ format-patch -q --no-signature -o "$out/$s" "$from..$s" > /dev/null
 	fi
 }
 
@@ -167,7 +214,7 @@ while IFS= read -r line; do
 done < "$out/checkpatch.txt"
 [ "$unlisted" = 0 ] ||
 	die "checkpatch.pl --strict: $unlisted message(s) not listed in patches/<series>/checkpatch (above)"
-# ... and every listed message is still given: the cover letters say so.
+# ... and every listed message is still given.
 # (Keys into a file, not a pipe into grep -q: grep -q leaves at its first
 # match, and under pipefail the writer's SIGPIPE would read as "not given".)
 stale=0

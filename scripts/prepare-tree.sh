@@ -3,8 +3,9 @@
 #
 #   1. unpack Debian's /usr/src/linux-source-6.12.tar.xz into build/linux
 #      (once) and record the exact base version in build/linux/.bpfstash-base;
-#   2. apply the series of patches/series, in order: their patches hold
-#      the edits to files of the 6.12 tree;
+#   2. apply the series of patches/series, in order: their edits to files
+#      of the 6.12 tree (a patch's edits to the series' new files are
+#      left out: those files are linked as the series leaves them);
 #   3. link the new files each series lists (real files of this
 #      repository, at their kernel paths) into the tree, so that editing a
 #      file here rebuilds incrementally.
@@ -75,6 +76,14 @@ new_files=$(for s in $series_dirs; do
 done)
 old_series=$(cat "$applied/series")
 
+# Patch $1 without its edits to the new files, into $2.
+own_edits() {
+	echo "$new_files" | awk 'NR == FNR { if ($0 != "") skip[$0] = 1; next }
+		/^diff --git a\// { path = $3; sub(/^a\//, "", path); drop = (path in skip) }
+		!drop' - "$1" > "$2"
+}
+filtered=$top/build/patch.own
+
 # The first patch that differs from what is applied, as a 1-based index.
 first_diff=1
 for p in $new_series; do
@@ -82,11 +91,21 @@ for p in $new_series; do
 	[ $# -ge $first_diff ] || break
 	eval old=\${$first_diff}
 	[ "$old" = "$p" ] || break
-	cmp -s "$top/patches/$p" "$applied/$p" || break
+	own_edits "$top/patches/$p" "$filtered"
+	cmp -s "$filtered" "$applied/$p" || break
 	first_diff=$((first_diff + 1))
 done
 n_old=$(echo "$old_series" | grep -c . || true)
 n_new=$(echo "$new_series" | grep -c . || true)
+
+# patch(1) on the tree, unless the patch holds no edit for it (a patch
+# that only edits new files): patch would call that garbage.
+patch_tree() {
+	_p=$1
+	shift
+	grep -q '^+++ ' "$_p" || return 0
+	patch -d "$tree" -p1 "$@" < "$_p"
+}
 
 # Files a patch touches ("+++ b/path" lines).
 touched() { sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$1"; }
@@ -107,8 +126,7 @@ if [ "$first_diff" -le "$n_old" ]; then
 	# Revert applied patches from the last down to first_diff.
 	for p in $(echo "$old_series" | sed -n "$first_diff,\$p" | tac); do
 		say "reverting $p"
-		patch -d "$tree" -p1 -R -s --batch --no-backup-if-mismatch \
-			< "$applied/$p" ||
+		patch_tree "$applied/$p" -R -s --batch --no-backup-if-mismatch ||
 			die "cannot revert $p; remove build/linux to start over"
 		rm -f "$applied/$p"
 	done
@@ -121,16 +139,16 @@ if [ "$first_diff" -le "$n_new" ]; then
 		[ -f "$top/patches/$p" ] ||
 			die "patches/${p%%/*}/series lists ${p#*/}, which does not exist"
 		say "applying $p"
-		if ! patch -d "$tree" -p1 -s --batch --forward --dry-run \
-			< "$top/patches/$p" > "$top/build/patch.log" 2>&1; then
+		own_edits "$top/patches/$p" "$filtered"
+		if ! patch_tree "$filtered" -s --batch --forward --dry-run \
+			> "$top/build/patch.log" 2>&1; then
 			cat "$top/build/patch.log" >&2
 			die "patches/$p does not apply to $(cat "$tree/.bpfstash-base").
 The kernel context it expects has moved; refresh the patch against this base."
 		fi
-		patch -d "$tree" -p1 -s --batch --forward --no-backup-if-mismatch \
-			< "$top/patches/$p"
+		patch_tree "$filtered" -s --batch --forward --no-backup-if-mismatch
 		mkdir -p "$(dirname "$applied/$p")"
-		cp "$top/patches/$p" "$applied/$p"
+		cp "$filtered" "$applied/$p"
 		echo "$p" >> "$applied/series"
 	done
 fi

@@ -422,9 +422,8 @@ static u32 bpfstash_write_name(struct bpfstash_writer *w, const char *name)
  * What the passes over a program's jited line info need of a function:
  * where its image is, how long it is, and its first line.  The walk that
  * writes the functions' records gathers them (bpfstash_snapshot_funcs()),
- * and the passes read them from one array where they used to follow, for
- * each function, two pointers to its image and two more to its
- * linfo_idx: over a thousand dependent loads for 256 functions.
+ * so that the passes read them from one array rather than through each
+ * function's bpf_prog and bpf_prog_aux.
  */
 struct bpfstash_span {
 	unsigned long lo;
@@ -781,10 +780,8 @@ bpfstash_jited_lines_put_func(void *const *jited_linfo, u32 i, u32 stop, u32 f,
  * Where a pass over the jited line info is: the function of its lines and
  * the first line of the next function.  A pass visits the lines in order,
  * piece by piece of a blob, so the walk carries on from piece to piece and
- * looks each function up once, where each piece used to start again from
- * the first function: for 256 functions in 5 pieces, over a thousand
- * lookups of another function's linfo_idx, each two pointers away.  The
- * samples of a key jump ahead with bpfstash_line_walk_seek().
+ * looks each function up once; the samples of a key jump ahead with
+ * bpfstash_line_walk_seek().
  */
 struct bpfstash_line_walk {
 	const struct bpfstash_lines *l;
@@ -875,8 +872,7 @@ static int bpfstash_jited_lines(struct bpfstash_line_walk *w, u32 first, u32 n,
 	/*
 	 * Two inlined copies, each with its own inner loop.  @compare is a
 	 * constant for that: the kernel builds with
-	 * -fno-delete-null-pointer-checks, so a test of @cmp would stay in the
-	 * loop (3 instructions per line).
+	 * -fno-delete-null-pointer-checks, so a test of @cmp would stay in the loop.
 	 */
 	if (cmp)
 		return __bpfstash_jited_lines(w, first, n, NULL, cmp, true);

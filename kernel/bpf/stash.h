@@ -206,9 +206,8 @@ extern struct bpfstash_store bpfstash_store;
  * minimum, 4, a store of a few entries resizes as programs come and go:
  * deleting the last entries shrinks the tables (in a deferred work), and
  * storing the next program with its blobs grows two of them again, which
- * schedules that work from the load hook, every time (0.15-1 us of the
- * hook in KUnit's benchmark, which stores one program at a time).  64
- * buckets, rhashtable's initial size, take 512 bytes per table.
+ * schedules that work from the load hook, every time.  64 buckets,
+ * rhashtable's initial size, take 512 bytes per table on 64-bit.
  */
 #define BPFSTASH_TABLE_MIN_SIZE	64
 
@@ -269,8 +268,8 @@ int bpfstash_store_owner(const struct bpfstash_owner *o, bool preexisting,
 /*
  * The arch code hashes each crypto_shash_update() in one FPU section, with
  * preemption off: no call gets more bytes than this, the largest piece of
- * a blob with 4 KiB pages (about 5 us with SHA-NI), so that hashing a blob
- * held in pieces takes one call a piece, as before there was a bound.
+ * a blob with 4 KiB pages, so that a blob held in pieces is hashed with
+ * one call a piece and only bytes held whole are split.
  */
 #define BPFSTASH_HASH_CHUNK	SZ_8K
 
@@ -315,7 +314,7 @@ static inline u32 bpfstash_blob_seg_len(u32 rest)
  *
  * The load hook writes a record, a name and an image per function, 256 of
  * each for the largest programs: a writer finds the place of each in
- * constant time, where bpfstash_piece() walked the pieces every time.
+ * constant time, without walking the pieces as bpfstash_piece() does.
  */
 struct bpfstash_writer {
 	void *base;
@@ -368,12 +367,10 @@ static __always_inline void bpfstash_write(struct bpfstash_writer *w, const void
 }
 
 /*
- * Write a function's image of @len bytes to @w.  An image of up to 64
+ * Write a function's image of @len bytes to @w.  An image of 8 to 64
  * bytes is copied here, a word at a time with the last word overlapping
- * the one before it, rather than by memcpy(): a program of 256 functions
- * has 256 images of a few dozen bytes each, and a call of memcpy() costs
- * several times its copy at that size (about 10 ns per image in the hook
- * benchmark's copies, with UML's memcpy() and with "rep movsb" alike).
+ * the one before it, rather than by a call of memcpy(): a program of 256
+ * functions has 256 images of a few dozen bytes each.
  */
 static __always_inline void bpfstash_write_image(struct bpfstash_writer *w,
 						 const u8 *src, u32 len)

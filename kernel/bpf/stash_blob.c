@@ -59,12 +59,8 @@ size_t bpfstash_alloc_size(size_t bytes)
 /*
  * The content hash is SHA-256, through the crypto API because that is
  * where 6.12 keeps the arch code (sha256-ni, sha256-avx2; on arm64
- * sha256-ce): lib/crypto's sha256() is generic C only here.  Measured
- * natively (bench/hashbench, the kernel's own code): SHA-NI 0.56 ns/B at
- * 4 KiB, 2.5x faster than the x86 BLAKE2s library (1.40 ns/B with
- * AVX-512), and 2.1x faster for a 256-byte image.  SHA-256 is also what
- * every profiler, debuginfod and shell can recompute.  On x86 CPUs without
- * SHA-NI the AVX2 code is 1.4x slower than the BLAKE2s library would be.
+ * sha256-ce): lib/crypto's sha256() is generic C only here.  SHA-256 is
+ * also what every profiler, debuginfod and shell can recompute.
  *
  * The tfm is allocated at the first start (modules can be loaded then) and
  * kept: the hook needs no reference, and sha256 holds no key.  It is
@@ -465,12 +461,11 @@ struct bpfstash_blob *bpfstash_blob_alloc(u32 size)
 /*
  * Blobs that do not change when a program is loaded again (line info, func
  * info, BTF, jited line info) are found again by their bytes: a key picks a
- * stored blob, and a comparison confirms it.  Together they cost a fraction
- * of a SHA-256, which such a blob then does not need.  The key is the low
- * 32 bits of an xxh64 of the size and of a sample of the bytes (head,
- * middle and tail), not of all of them: the comparison reads every byte
- * anyway, and a key over all of them read the bytes twice (a tenth of the
- * hook for a program with 3 000 lines of line info).  A blob whose key
+ * stored blob, and a comparison confirms it, so such a blob is not hashed
+ * again.  The key is the low 32 bits of an xxh64 of the size and of a
+ * sample of the bytes (head, middle and tail), not of all of them: the
+ * comparison reads every byte anyway, and a key over all of them would
+ * read them twice.  A blob whose key
  * another stored blob already has (same size and sample, other bytes, or
  * a 32-bit collision) is only hashed each time; it is never confused with
  * that blob.
@@ -493,8 +488,7 @@ VISIBLE_IF_KUNIT u32 bpfstash_blob_seen_key(const void *data, u32 size)
 /*
  * Whether @a and @b hold the same @len bytes: memcmp() without the order,
  * eight words per step with one branch.  Line info and jited line info of
- * a large program are tens of KiB compared at every load; the
- * word-at-a-time memcmp() took twice the instructions.
+ * a large program are tens of KiB compared at every load.
  */
 VISIBLE_IF_KUNIT bool bpfstash_bytes_equal(const void *a, const void *b, size_t len)
 {

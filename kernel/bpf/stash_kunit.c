@@ -973,8 +973,7 @@ static void bpfstash_test_control(struct kunit *test)
  * readers copy it (the meta file, info, inode times).  A writer on another
  * CPU loads and unloads the entry as fast as it can; every copy the reader
  * takes must be one load's: all the ids and load times of one load, and
- * unload times exactly when the entry is not loaded.  The plain stores
- * and copy this replaced fail it within a few thousand reads.
+ * unload times exactly when the entry is not loaded.
  */
 struct bpfstash_state_race {
 	struct bpfstash_entry *e;
