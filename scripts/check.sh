@@ -73,13 +73,13 @@ guest_filter='^(PASS|FAIL|SKIP) |^suite |^guest: |^vm-run:|^  [a-z_0-9]+\.[a-z_0
 
 run_guest() {
 	# $1: kernel flavour, $2: results subdirectory, $3...: suites;
-	# $append: more kernel command line
+	# $append: more kernel command line; $vmopts: more vm-run options
 	flavour=$1 sub=$2
 	shift 2
 	gstart=$(date +%s)
 	# shellcheck disable=SC2068
 	"$top/scripts/vm-run" -k "$flavour" -o "$out/$sub" -t "${GUEST_TIMEOUT:-3000}" \
-		${append:+-a "$append"} -- \
+		${append:+-a "$append"} ${vmopts:-} -- \
 		"$top/tests/guest/run-suites.sh" $@ 2>&1 |
 		tee "$out/$sub.log" | grep --line-buffered -E "$guest_filter"
 	grc=${PIPESTATUS[0]}
@@ -139,10 +139,10 @@ fi
 
 # The boot start under lockdown: the debug kernel (the one with the
 # lockdown LSM) booted with lockdown=confidentiality and bpfstash=on, KUnit
-# off, for one small suite.
+# off, for one small suite.  No kmemleak scan: lockdown closes debugfs.
 if [ "${GUEST:-1}" = 1 ] && [ -z "${SUITES:-}" ]; then
 	phase "debug kernel in QEMU, locked down from boot: tests/guest/lockdown_boot.sh"
-	append="lockdown=confidentiality bpfstash=on kunit.enable=0" \
+	append="lockdown=confidentiality bpfstash=on kunit.enable=0" vmopts=--no-kmemleak \
 		run_guest debug guest-lockdown lockdown_boot
 fi
 
