@@ -208,7 +208,7 @@ for c in $(git_ rev-list --reverse base..am | head -n "$count"); do
 	git_ checkout -q -f "$c"
 	sed -i 's/^\tdepends on BPF_SYSCALL && BPF_JIT && PERF_EVENTS$/\tdepends on BPF_SYSCALL \&\& ((BPF_JIT \&\& PERF_EVENTS) || (UML \&\& KUNIT))/' \
 		"$repo/kernel/bpf/Kconfig"
-	sed -i 's/^obj-\$(CONFIG_BPFSTASH) += stash.o stash_blob.o stash_image.o$/obj-$(CONFIG_BPFSTASH) += stash.o stash_blob.o\nifeq ($(CONFIG_BPF_JIT),y)\nobj-$(CONFIG_BPFSTASH) += stash_image.o\nendif/' \
+	sed -i 's/^obj-\$(CONFIG_BPFSTASH) += \(.*\) stash_image.o$/obj-$(CONFIG_BPFSTASH) += \1\nifeq ($(CONFIG_BPF_JIT),y)\nobj-$(CONFIG_BPFSTASH) += stash_image.o\nendif/' \
 		"$repo/kernel/bpf/Makefile"
 	subject=$(git_ log -1 --format=%s "$c")
 	(cd "$repo" && python3 tools/testing/kunit/kunit.py run --arch=um \

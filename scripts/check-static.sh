@@ -51,7 +51,8 @@ else
 		fail sparse_ours "the debug kernel does not build (build/static/build-debug.log)"
 
 	# 1. Ours: every warning counts.
-	ours="kernel/bpf/stash.o kernel/bpf/stash_blob.o kernel/bpf/stash_image.o fs/bpfstash/"
+	ours="kernel/bpf/stash.o kernel/bpf/stash_prog.o kernel/bpf/stash_control.o kernel/bpf/stash_blob.o
+	      kernel/bpf/stash_image.o fs/bpfstash/"
 	touched="kernel/bpf/syscall.c kernel/bpf/core.c kernel/bpf/trampoline.c kernel/bpf/dispatcher.c
 		 kernel/bpf/bpf_struct_ops.c kernel/events/core.c"
 	# shellcheck disable=SC2086
@@ -68,7 +69,7 @@ else
 	elif [ -s "$out/sparse.ours" ]; then
 		fail sparse_ours "$(grep -c . "$out/sparse.ours") warning(s), first: $(head -n 2 "$out/sparse.ours" | tr '\n' ' ') (all: build/static/sparse.ours)"
 	else
-		pass sparse_ours "stash.c, stash_blob.c, stash_image.c, fs/bpfstash/: no warning"
+		pass sparse_ours "kernel/bpf/stash*.c, fs/bpfstash/: no warning"
 	fi
 
 	# 2. The files the series changes: a warning on a line it adds is new.
@@ -135,15 +136,15 @@ else
 	else
 		# Build from clean, so that every warning is printed again.
 		rm -f "$k32"/kernel/bpf/stash*.o "$k32"/fs/bpfstash/*.o
-		kmake O="$k32" ARCH=i386 W=1 kernel/bpf/stash.o kernel/bpf/stash_blob.o \
-			kernel/bpf/stash_image.o fs/bpfstash/ > "$out/i386.log" 2>&1
+		kmake O="$k32" ARCH=i386 W=1 kernel/bpf/stash.o kernel/bpf/stash_prog.o \
+			kernel/bpf/stash_control.o kernel/bpf/stash_blob.o kernel/bpf/stash_image.o fs/bpfstash/ > "$out/i386.log" 2>&1
 		st=$?
 		if [ "$st" != 0 ]; then
 			fail i386 "the build failed: $(grep -m 3 'error' "$out/i386.log" | tr '\n' ' ')"
 		elif grep -q 'warning:' "$out/i386.log"; then
 			fail i386 "$(grep -c 'warning:' "$out/i386.log") warning(s), first: $(grep -m 1 'warning:' "$out/i386.log")"
 		else
-			pass i386 "stash.o, stash_blob.o, stash_image.o, fs/bpfstash/ with W=1, KUnit tests included: no warning"
+			pass i386 "kernel/bpf/stash*.o, fs/bpfstash/ with W=1, KUnit tests included: no warning"
 		fi
 	fi
 fi

@@ -252,6 +252,49 @@ struct bpfstash_owner {
 			struct bpfstash_hash_acct *acct);
 };
 
+/*
+ * What the passes over a program's jited line info need of a function:
+ * where its image is, how long it is, and its first line.  The walk that
+ * writes the functions' records gathers them (bpfstash_snapshot_funcs()),
+ * so that the passes read them from one array rather than through each
+ * function's bpf_prog and bpf_prog_aux.
+ */
+struct bpfstash_span {
+	unsigned long lo;
+	u32 len;
+	u32 first_line;
+};
+
+/* A program's jited line info, and its functions' spans. */
+struct bpfstash_lines {
+	void *const *jited_linfo;
+	const struct bpfstash_span *spans;
+	u32 nr_funcs;
+	u32 nr;		/* lines */
+};
+
+/*
+ * What an entry of a program needs before anything is copied: the size
+ * of its "funcs" file (its records, then the names) and of its image.
+ */
+struct bpfstash_sizes {
+	u32 funcs;
+	u32 jited;
+};
+
+/*
+ * Where a pass over the jited line info is: the function of its lines and
+ * the first line of the next function.  A pass visits the lines in order,
+ * piece by piece of a blob, so the walk carries on from piece to piece and
+ * looks each function up once; the samples of a key jump ahead with
+ * bpfstash_line_walk_seek().
+ */
+struct bpfstash_line_walk {
+	const struct bpfstash_lines *l;
+	u32 f;		/* the function of the lines before @next */
+	u32 next;	/* the first line of the function after @f, or U32_MAX */
+};
+
 /* stash.c: entries */
 struct bpfstash_entry *bpfstash_entry_alloc(void);
 void bpfstash_entry_free(struct bpfstash_entry *e);
@@ -261,9 +304,19 @@ void bpfstash_entry_set_loader(struct bpfstash_entry *e);
 void bpfstash_content_init(struct bpfstash_content *c);
 void bpfstash_entry_unloaded(struct bpfstash_entry *e, bool gone);
 u64 bpfstash_min_bytes(u32 funcs_size, u32 jited_len);
-bool bpfstash_kallsyms_shown(void);
 int bpfstash_store_owner(const struct bpfstash_owner *o, bool preexisting,
 			 struct bpfstash_entry **out, struct bpfstash_result *res);
+extern u64 bpfstash_default_max_bytes;
+extern u32 bpfstash_default_max_entries;
+struct mem_cgroup *bpfstash_charge_begin(struct mem_cgroup **old);
+void bpfstash_charge_end(struct mem_cgroup *memcg, struct mem_cgroup *old);
+int bpfstash_store_activate(u64 max_bytes, u32 max_entries);
+void bpfstash_store_deactivate(void);
+
+/* stash_prog.c: programs */
+bool bpfstash_kallsyms_shown(void);
+const struct bpf_prog *bpfstash_func(const struct bpf_prog *prog, u32 i);
+void bpfstash_walk_progs(bool store_them);
 
 /*
  * The arch code hashes each crypto_shash_update() in one FPU section, with
@@ -438,6 +491,15 @@ void bpfstash_blob_free(struct bpfstash_blob *b);
 bool bpfstash_bytes_equal(const void *a, const void *b, size_t len);
 bool bpfstash_blob_equal(const struct bpfstash_blob *b, const void *data);
 u32 bpfstash_blob_seen_key(const void *data, u32 size);
+void bpfstash_prog_sizes(const struct bpf_prog *prog, struct bpfstash_sizes *sz);
+int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr_funcs,
+			    const struct bpfstash_sizes *sz, struct bpfstash_entry *e,
+			    struct bpfstash_span *spans);
+void bpfstash_line_walk_init(struct bpfstash_line_walk *w, const struct bpfstash_lines *l);
+int bpfstash_jited_lines(struct bpfstash_line_walk *w, u32 first, u32 n, u64 *out, const u64 *cmp);
+int bpfstash_jited_lines_key(const struct bpfstash_lines *l, u32 *key);
+int bpfstash_jited_lines_blob(const struct bpfstash_lines *l, struct bpfstash_blob *b,
+			      bool compare);
 #endif
 
 #endif /* _KERNEL_BPF_STASH_H */
