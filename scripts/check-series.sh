@@ -158,7 +158,7 @@ for s in $(series_list); do
 			if ! make -s -C "$repo" O="$kobj" olddefconfig > "$out/build.log" 2>&1 ||
 			   ! make -s -C "$repo" O="$kobj" -j"$jobs" W=1 CC="ccache gcc" "${ktargets[@]}" \
 				>> "$out/build.log" 2>&1; then
-				bad="$bad [$n/$count $subject: $(grep -m 2 -E ': error:|\*\*\*' "$out/build.log" | tr '\n' ' ')]"
+				bad="$bad [$n/$count $subject: $(grep -m 2 -E ': (fatal )?error:|\*\*\*' "$out/build.log" | tr '\n' ' ')]"
 				continue
 			fi
 			# W=1 warnings in the files of the patch count as failures.
@@ -172,7 +172,7 @@ for s in $(series_list); do
 			# at once would build perf's libraries twice, racing.
 			if ! make -s -C "$repo/tools/perf" O="$pobj" NO_LIBPYTHON=1 NO_LIBPERL=1 CC="ccache gcc" \
 				JOBS="$jobs" "${ptargets[@]}" > "$out/build.log" 2>&1; then
-				bad="$bad [$n/$count $subject: $(grep -m 2 -E ': error:|\*\*\*' "$out/build.log" | tr '\n' ' ')]"
+				bad="$bad [$n/$count $subject: $(grep -m 2 -E ': (fatal )?error:|\*\*\*' "$out/build.log" | tr '\n' ' ')]"
 				continue
 			fi
 		fi
