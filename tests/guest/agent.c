@@ -12,6 +12,9 @@
  *                   at once with one page of ring per CPU: records are lost,
  *                   and every program is still known, at its address and
  *                   time, with its unload (bench kernel)
+ *   storm_ordered   programs loaded on one CPU and closed on the other
+ *                   while a thread polls: every unload is applied after its
+ *                   load, none unknown (bench kernel)
  *   images_refused  a trampoline's two versions refused by a full stash:
  *                   the live one resolves at its address, and once
  *                   detached it is gone, from its KSYMBOL unregister
@@ -19,6 +22,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <stdlib.h>
@@ -436,6 +441,126 @@ out:
 	stash_umount();
 }
 
+struct poller {
+	struct bpfstash_agent *a;
+	volatile bool stop;
+	long polls;
+};
+
+static void *poll_thread(void *arg)
+{
+	struct poller *pl = arg;
+
+	while (!pl->stop) {
+		bpfstash_agent_poll(pl->a, 0);
+		pl->polls++;
+	}
+	return NULL;
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * Each program loaded on CPU 0 and closed on CPU 1, while a thread polls
+ * the agent without pause: a program's load record is in CPU 0's ring and
+ * its unload in CPU 1's, and a poll that reads CPU 0's ring just before
+ * the load and CPU 1's just after the unload sees the unload first.  The
+ * agent holds records back until no older one can come: every unload is
+ * applied to its program.
+ */
+static void test_storm_ordered(void)
+{
+	const int n = storm_count() / 5;
+	struct storm_prog *p = calloc(n, sizeof(*p));
+	struct seen s = {};
+	struct bpfstash_agent_opts o = { .sz = sizeof(o), .event_fn = on_event, .ctx = &s };
+	struct bpfstash_agent_stats st;
+	struct poller pl = {};
+	pthread_t th;
+	cpu_set_t all;
+	bool started = false;
+	int i, loaded = 0, right = 0, unloaded = 0, fd;
+	uint64_t t0;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		test__skip("one CPU: a program's two records cannot be in two rings");
+		free(p);
+		return;
+	}
+	sched_getaffinity(0, sizeof(all), &all);
+	if (!ASSERT_PTR_OK(p, "alloc") || !ASSERT_OK(stash_mount(NULL), "mount") ||
+	    !ASSERT_OK(bpfstash_agent_open(&o, &pl.a), "agent open"))
+		goto out;
+	if (!ASSERT_OK(pthread_create(&th, NULL, poll_thread, &pl), "poll thread"))
+		goto out;
+	started = true;
+	t0 = boot_ns();
+	for (i = 0; i < n; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "order%d", i);
+		if (pin(0) || (fd = load_raw_prog(name)) < 0)
+			continue;
+		if (!prog_id_addr(fd, &p[i].id, &p[i].addr, NULL)) {
+			p[i].t = boot_ns();
+			loaded++;
+		}
+		pin(1);
+		close(fd);
+	}
+	sched_setaffinity(0, sizeof(all), &all);
+	/* The last program's unload, seen by the thread, ends the storm. */
+	fd = load_raw_prog("order_last");
+	if (ASSERT_GE(fd, 0, "last load")) {
+		__u64 addr;
+
+		prog_id_addr(fd, &s.unloaded_id, &addr, NULL);
+		close(fd);
+	}
+	for (i = 0; i < 1000 && !s.unloaded; i++)
+		usleep(10000);
+	pl.stop = true;
+	pthread_join(th, NULL);
+	started = false;
+	ASSERT_TRUE(s.unloaded, "the last program's unload is seen");
+	bpfstash_agent_get_stats(pl.a, &st);
+	for (i = 0; i < n; i++) {
+		struct bpfstash_agent_sym sym;
+
+		if (!p[i].id)
+			continue;
+		if (bpfstash_agent_resolve(pl.a, p[i].addr, p[i].t, &sym) || sym.prog->id != p[i].id)
+			continue;
+		right++;
+		unloaded += sym.prog->unload_time > p[i].t;
+	}
+	ASSERT_EQ(loaded, n, "every program loaded");
+	ASSERT_EQ(st.lost, 0, "no record lost (64 pages per CPU)");
+	ASSERT_EQ(st.unknown_unloads, 0, "no unload without its program");
+	ASSERT_EQ(right, loaded, "every program resolves at its address and time");
+	ASSERT_EQ(unloaded, loaded, "every program's unload is applied");
+	test__note("%d programs loaded on CPU 0 and closed on CPU 1 in %.1f s, %ld polls: "
+		   "%llu records, %llu unknown unloads, %d/%d unloaded",
+		   n, (boot_ns() - t0) / 1e9, pl.polls, (unsigned long long)st.records,
+		   (unsigned long long)st.unknown_unloads, unloaded, loaded);
+out:
+	if (started) {
+		pl.stop = true;
+		pthread_join(th, NULL);
+	}
+	sched_setaffinity(0, sizeof(all), &all);
+	bpfstash_agent_close(pl.a);
+	free(p);
+	stash_umount();
+}
+
 /*
  * A BPF trampoline while the stash refuses everything: attaching fentry,
  * then fexit, makes two versions of one trampoline, each a refused
@@ -544,6 +669,7 @@ static const struct test tests[] = {
 	{ "address_reuse", test_address_reuse, true },
 	{ "watch_json", test_watch_json, true },
 	{ "storm_recovers", test_storm_recovers, true },
+	{ "storm_ordered", test_storm_ordered, true },
 	{ "images_refused", test_images_refused, true },
 	{}
 };

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 
@@ -25,6 +26,9 @@
 #include "fixtures.h"
 
 #define NS FIXTURE_NS
+
+/* Added to every record's time: 0, or the clock for tests of holding back. */
+static uint64_t t_base;
 
 struct scene {
 	char dir[64];
@@ -91,6 +95,7 @@ static int setup(void **state)
 	o.ctx = sc;
 	assert_int_equal(bpfstash_agent_open(&o, &sc->a), 0);
 	assert_int_equal(bpfstash_agent_fd(sc->a), -1);
+	t_base = 0;
 	*state = sc;
 	return 0;
 }
@@ -118,7 +123,7 @@ static void feed_named(struct scene *sc, uint8_t *buf, uint32_t type, size_t fix
 {
 	size_t name_len = (strlen(name) + 1 + 7) / 8 * 8;
 	struct perf_event_header *h = (void *)buf;
-	uint64_t t = secs * NS;
+	uint64_t t = t_base + secs * NS;
 
 	h->type = type;
 	h->size = fixed + name_len + 8;
@@ -164,7 +169,7 @@ static void feed_unload(struct scene *sc, const struct bpfstash_entry *e, uint64
 	struct perf_event_header *h = (void *)buf;
 	uint16_t u16 = PERF_BPF_EVENT_PROG_UNLOAD;
 	uint32_t id = bpfstash_entry_meta(e)->prog_id;
-	uint64_t t = secs * NS;
+	uint64_t t = t_base + secs * NS;
 
 	h->type = PERF_RECORD_BPF_EVENT;
 	h->size = 32;
@@ -178,7 +183,7 @@ static void feed_lost(struct scene *sc, uint64_t lost, uint64_t secs)
 {
 	uint8_t buf[32] = {};
 	struct perf_event_header *h = (void *)buf;
-	uint64_t t = secs * NS;
+	uint64_t t = t_base + secs * NS;
 
 	h->type = PERF_RECORD_LOST;
 	h->size = 32;
@@ -314,6 +319,93 @@ static void test_time_order(void **state)
 	assert_int_equal(bpfstash_agent_resolve(sc->a, sc->shared, 40 * NS, &sym), 0);
 	assert_int_equal(sym.prog->nr_funcs, 1);
 	assert_string_equal(sc->log, want);
+}
+
+static uint64_t boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec * NS + ts.tv_nsec;
+}
+
+/*
+ * A program loaded on one CPU and unloaded on another: its two records
+ * come from two rings, by the same poll or by two, in either order.  A
+ * record is applied once it is older than the previous poll's start, so
+ * the load is always applied first, and the unload is never unknown.
+ * Times are the clock's, as the kernel's are.
+ */
+static void test_across_polls(void **state)
+{
+	struct scene *sc = *state;
+	uint32_t id = bpfstash_entry_meta(sc->el)->prog_id;
+	struct bpfstash_agent_stats st;
+	struct bpfstash_agent_sym sym;
+	/* Which poll (1 or 2) delivers the load and the unload. */
+	static const int order[][2] = { { 1, 2 }, { 2, 1 }, { 1, 1 }, { 2, 2 } };
+	char want[64];
+	size_t k;
+
+	snprintf(want, sizeof(want), "L%u U%u ", id, id);
+	for (k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		int poll;
+
+		/*
+		 * Both after the last poll began and in the past, as a record
+		 * read from a ring is.
+		 */
+		uint64_t load = boottime_ns() + 1000, unload = load + 1000;
+
+		while (boottime_ns() <= unload)
+			;
+
+		sc->log[0] = 0;
+		for (poll = 1; poll <= 2; poll++) {
+			t_base = load;
+			if (order[k][0] == poll)
+				feed_prog(sc, sc->el, 0);
+			t_base = unload;
+			if (order[k][1] == poll)
+				feed_unload(sc, sc->el, 0);
+			assert_true(bpfstash_agent_poll(sc->a, 0) >= 0);
+			if (poll == 1)
+				assert_string_equal(sc->log, "");	/* held back */
+		}
+		/* The second poll began after both records: a third applies them. */
+		assert_true(bpfstash_agent_poll(sc->a, 0) >= 0);
+		print_message("order %zu (load by poll %d, unload by poll %d): %s\n", k,
+			      order[k][0], order[k][1], sc->log);
+		assert_string_equal(sc->log, want);
+		bpfstash_agent_get_stats(sc->a, &st);
+		assert_int_equal(st.unknown_unloads, 0);
+		assert_int_equal(bpfstash_agent_resolve(sc->a, sc->shared, load + 500, &sym), 0);
+		assert_int_equal(sym.prog->id, id);
+		assert_int_equal(sym.prog->load_time, load);
+		assert_int_equal(sym.prog->unload_time, unload);
+	}
+	/* A flush applies what is held back: the end of a session. */
+	sc->log[0] = 0;
+	t_base = boottime_ns() + 1000;
+	while (boottime_ns() <= t_base + 1000)
+		;
+	t_base += 1000;
+	feed_unload(sc, sc->el, 0);
+	t_base -= 1000;
+	feed_prog(sc, sc->el, 0);
+	assert_true(bpfstash_agent_poll(sc->a, 0) > 0);
+	assert_string_equal(sc->log, "");
+	assert_int_equal(bpfstash_agent_flush(sc->a), 0);
+	snprintf(want, sizeof(want), "L%u U%u ", id, id);
+	assert_string_equal(sc->log, want);
+	/* A record timed far ahead of the clock is not held for ever. */
+	sc->log[0] = 0;
+	t_base = boottime_ns() + 3600 * NS;
+	feed_prog(sc, sc->et, 0);
+	assert_true(bpfstash_agent_poll(sc->a, 0) >= 0);
+	snprintf(want, sizeof(want), "L%u ", bpfstash_entry_meta(sc->et)->prog_id);
+	assert_string_equal(sc->log, want);
+	t_base = 0;
 }
 
 /*
@@ -684,6 +776,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_time_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_across_polls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_recovers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_origin_link, setup, teardown),

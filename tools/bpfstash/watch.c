@@ -239,9 +239,9 @@ int do_watch(int argc, char **argv)
 			break;
 		}
 	}
-	/* What is still in the rings, unless a count was reached. */
+	/* What is still in the rings or held back, unless a count was reached. */
 	if (ret == EXIT_OK && (!opts.count || wt.printed < opts.count))
-		bpfstash_agent_poll(agent, 0);
+		bpfstash_agent_flush(agent);
 	bpfstash_agent_get_stats(agent, &st);
 	if (opts.verbose)
 		fprintf(stderr, "%llu records, %llu lost, %llu recoveries (%llu loads, "

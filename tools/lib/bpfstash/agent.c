@@ -41,6 +41,10 @@
 #include "internal.h"
 
 #define BST_MMAP3_STASHED		(1U << 0)
+/* How long a poll waits at most while records are held back. */
+#define BST_HOLD_MS			10
+/* A record this far ahead of the clock did not come from a ring. */
+#define BST_FUTURE_NS			1000000000ull
 
 struct bst_mmap3 {
 	struct perf_event_header header;
@@ -125,9 +129,18 @@ struct bpfstash_agent {
 	int epfd;
 	struct bst_ring *rings;
 	int nr_rings;
-	/* Batch of records of one poll, copied out of the rings. */
+	/*
+	 * Records read and not applied yet, copied out of the rings or fed:
+	 * first those held back by the last poll, in time order, then the
+	 * new ones (batch_held bytes are held ones).
+	 */
 	uint8_t *batch;
-	size_t batch_len, batch_cap;
+	size_t batch_len, batch_cap, batch_held;
+	/*
+	 * CLOCK_BOOTTIME when the last poll began (at open, when the agent
+	 * was opened): every record older than it has been read by now.
+	 */
+	uint64_t horizon;
 	/* The index. */
 	struct bst_range *ranges, *pending;
 	size_t nr_ranges, cap_ranges, nr_pending, cap_pending;
@@ -930,6 +943,14 @@ struct bst_rec {
 	size_t off;
 };
 
+static uint64_t boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 static int rec_cmp(const void *x, const void *y)
 {
 	const struct bst_rec *a = x, *b = y;
@@ -939,15 +960,30 @@ static int rec_cmp(const void *x, const void *y)
 	return a->off < b->off ? -1 : a->off > b->off;	/* stable: ring order */
 }
 
-/* Apply the batch in time order, then announce, then recover if needed. */
-static int process(struct bpfstash_agent *a)
+/*
+ * Apply, in time order, the records older than @a->horizon, the start of
+ * the previous poll, and hold the others back for the next poll; then
+ * announce, then recover if needed.  This is perf's rule for ordered
+ * events across rings (tools/perf/util/ordered-events.c, flushed by
+ * round): each ring is in time order, but the rings are read one after
+ * another, so a record of one ring can be older than a record of a ring
+ * read earlier.  Once a poll has begun, a record older than the previous
+ * poll's start is in some ring already, and this poll has read it.
+ * @start is this poll's start.  Returns the records read by this poll.
+ */
+static int process(struct bpfstash_agent *a, uint64_t start)
 {
 	struct bst_rec *recs = NULL;
-	size_t off, n = 0, i;
+	size_t off, n = 0, i, fresh = 0, apply_n, future;
+	uint8_t *held = NULL;
+	size_t held_len = 0;
 	int err = 0, ret;
 
-	for (off = 0; off < a->batch_len; n++)
+	for (off = 0; off < a->batch_len; n++) {
+		if (off >= a->batch_held)
+			fresh++;
 		off += ((struct perf_event_header *)(a->batch + off))->size;
+	}
 	if (n) {
 		recs = malloc(n * sizeof(*recs));
 		if (!recs)
@@ -956,13 +992,45 @@ static int process(struct bpfstash_agent *a)
 	for (off = 0, i = 0; off < a->batch_len; i++) {
 		const struct perf_event_header *h = (const void *)(a->batch + off);
 
+		/* Too short for a time: apply() counts it as bad, at once. */
 		recs[i].time = h->size >= sizeof(*h) + 8 ? record_time(h) : 0;
 		recs[i].off = off;
 		off += h->size;
 	}
 	if (n)
 		qsort(recs, n, sizeof(*recs), rec_cmp);
+	/*
+	 * A record timed more than BST_FUTURE_NS after this poll began did
+	 * not come from a ring: nothing older can come after it, so it is
+	 * applied now rather than held for ever.
+	 */
+	apply_n = 0;
+	while (apply_n < n && recs[apply_n].time < a->horizon)
+		apply_n++;
+	future = n;
+	while (future > apply_n && recs[future - 1].time > start + BST_FUTURE_NS)
+		future--;
+	if (apply_n < future) {
+		held_len = 0;
+		for (i = apply_n; i < future; i++)
+			held_len += ((struct perf_event_header *)(a->batch + recs[i].off))->size;
+		held = malloc(held_len);
+		if (!held) {
+			free(recs);
+			return -ENOMEM;
+		}
+		for (off = 0, i = apply_n; i < future; i++) {
+			const struct perf_event_header *h = (const void *)(a->batch + recs[i].off);
+
+			memcpy(held + off, h, h->size);
+			off += h->size;
+		}
+	}
 	for (i = 0; i < n; i++) {
+		if (i == apply_n)
+			i = future;
+		if (i == n)
+			break;
 		ret = apply(a, (const void *)(a->batch + recs[i].off));
 		if (ret == -EBADMSG)
 			a->stats.bad_records++;
@@ -970,7 +1038,13 @@ static int process(struct bpfstash_agent *a)
 			err = ret;
 	}
 	free(recs);
-	a->batch_len = 0;
+	/* The held records, in time order, start the next poll's batch. */
+	if (held)
+		memcpy(a->batch, held, held_len);
+	free(held);
+	a->batch_len = held_len;
+	a->batch_held = held_len;
+	a->horizon = start;
 	for (i = 0; i < a->nr_fresh; i++)
 		announce(a, a->fresh[i]);
 	a->nr_fresh = 0;
@@ -979,10 +1053,8 @@ static int process(struct bpfstash_agent *a)
 			.type = BPFSTASH_AGENT_LOST,
 			.lost = a->lost_unrecovered,
 		};
-		struct timespec ts;
 
-		clock_gettime(CLOCK_BOOTTIME, &ts);
-		ev.time = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		ev.time = boottime_ns();
 		emit(a, &ev);
 		ret = bpfstash_agent_recover(a);
 		if (ret && !err)
@@ -1005,7 +1077,7 @@ static int process(struct bpfstash_agent *a)
 	}
 	if (!err)
 		err = index_merge(a);
-	return err ? err : (int)n;
+	return err ? err : (int)fresh;
 }
 
 int bpfstash_agent_feed(struct bpfstash_agent *a, const struct perf_event_header *rec)
@@ -1033,17 +1105,32 @@ int bpfstash_agent_feed(struct bpfstash_agent *a, const struct perf_event_header
 int bpfstash_agent_poll(struct bpfstash_agent *a, int timeout_ms)
 {
 	struct epoll_event evs[8];
+	uint64_t start;
 	int err;
 
+	/* Records held back are applied by the next poll: come back soon. */
+	if (a->batch_held && (timeout_ms < 0 || timeout_ms > BST_HOLD_MS))
+		timeout_ms = BST_HOLD_MS;
 	if (a->nr_rings && timeout_ms) {
 		err = epoll_wait(a->epfd, evs, 8, timeout_ms);
 		if (err < 0 && errno != EINTR)
 			return -errno;
 	}
+	start = boottime_ns();
 	err = drain(a);
 	if (err < 0)
 		return err;
-	return process(a);
+	return process(a, start);
+}
+
+int bpfstash_agent_flush(struct bpfstash_agent *a)
+{
+	int err = drain(a);
+
+	if (err < 0)
+		return err;
+	a->horizon = UINT64_MAX;
+	return process(a, boottime_ns());
 }
 
 void bpfstash_agent_attr(struct perf_event_attr *attr)
@@ -1171,6 +1258,7 @@ int bpfstash_agent_open(const struct bpfstash_agent_opts *opts, struct bpfstash_
 	if (!a)
 		return -ENOMEM;
 	a->epfd = -1;
+	a->horizon = boottime_ns();
 	if (opts)
 		memcpy(&a->opts, opts, opts->sz < sizeof(a->opts) ? opts->sz : sizeof(a->opts));
 	a->opts.sz = sizeof(a->opts);

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define LIBBPFSTASH_MAJOR_VERSION 1
-#define LIBBPFSTASH_MINOR_VERSION 0
+#define LIBBPFSTASH_MINOR_VERSION 1
 
 #define BPFSTASH_DEFAULT_ROOT "/sys/fs/bpfstash"
 #define BPFSTASH_HEX_LEN (BPFSTASH_HASH_SIZE * 2)
@@ -541,15 +541,30 @@ void bpfstash_agent_close(struct bpfstash_agent *agent);
 int bpfstash_agent_fd(const struct bpfstash_agent *agent);
 /*
  * Wait up to @timeout_ms (0: not at all, -1: forever) for records, read
- * every ring, apply what was read in time order (calling event_fn) and,
- * if records were lost, recover from the stash.  Returns the number of
- * records read, or -errno.
+ * every ring, apply in time order (calling event_fn) the records older
+ * than the start of the previous poll, and, if records were lost, recover
+ * from the stash.  The rings are read one after another, so a record can
+ * be older than one read before it from another ring: a record is applied
+ * once no older one can still come (perf's rule for ordered events), by
+ * the next poll or the one after.  While records are held back, a poll
+ * waits 10 ms at most.  Returns the number of records read, or -errno.
  */
 int bpfstash_agent_poll(struct bpfstash_agent *agent, int timeout_ms);
 /*
+ * Read every ring and apply every record read, held back or not: for the
+ * end of a session, as perf flushes its ordered events when it stops.  A
+ * record older than the last one applied that a ring gives afterwards is
+ * applied out of order.  Returns the number of records read, or -errno.
+ * (LIBBPFSTASH_1.1)
+ */
+int bpfstash_agent_flush(struct bpfstash_agent *agent);
+/*
  * For agents with rings of their own, opened with bpfstash_agent_attr()'s
- * attributes (sample_id_all with PERF_SAMPLE_TIME only): queue one record;
- * the next bpfstash_agent_poll() applies it.
+ * attributes (sample_id_all with PERF_SAMPLE_TIME only, CLOCK_BOOTTIME):
+ * queue one record.  Feed what your rings hold right before each
+ * bpfstash_agent_poll(), which applies it with the agent's own records,
+ * once it is older than the start of the previous poll (records timed
+ * before the agent was opened: by the next poll).
  */
 int bpfstash_agent_feed(struct bpfstash_agent *agent, const struct perf_event_header *record);
 void bpfstash_agent_attr(struct perf_event_attr *attr);
