@@ -34,7 +34,9 @@ static int bpfstash_file_open(struct inode *inode, struct file *file)
 	err = bpfstash_open_gate(file);
 	if (err)
 		return err;
-	bpfstash_entry_accessed(e);
+	/* O_NOATIME (the owner's, or CAP_FOWNER's: may_open()) is no access. */
+	if (!(file->f_flags & O_NOATIME))
+		bpfstash_entry_accessed(e);
 	return 0;
 }
 

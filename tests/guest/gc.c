@@ -637,6 +637,57 @@ static void test_age_by_access(void)
 	stash_umount();
 }
 
+static bool same_atime(const struct stat *a, const struct stat *b)
+{
+	return a->st_atim.tv_sec == b->st_atim.tv_sec && a->st_atim.tv_nsec == b->st_atim.tv_nsec;
+}
+
+/*
+ * An open with O_NOATIME is not an access.  The GC reads the meta of the
+ * entries whose ctime is their mtime that way (a loaded program's, or one
+ * unloaded within the clock's tick of its load, which only meta's LOADED
+ * flag tells apart), so its pass leaves every access time as it was.
+ */
+static void test_noatime(void)
+{
+	static struct ent v[4];
+	struct gc_run r = {};
+	struct stat st1, st2, st3, st4;
+	char path[256], meta[300];
+	int fd, mfd;
+
+	if (!ASSERT_OK(stash_mount(NULL), "mount"))
+		return;
+	fd = load_nth(next_n++);
+	if (!ASSERT_EQ(list(v, 4), 1, "one entry") || !ASSERT_GE(fd, 0, "load"))
+		goto out;
+	snprintf(path, sizeof(path), STASH_ROOT "/%s", v[0].name);
+	snprintf(meta, sizeof(meta), "%s/meta", path);
+	ASSERT_TRUE(v[0].st.st_ctim.tv_sec == v[0].st.st_mtim.tv_sec &&
+		    v[0].st.st_ctim.tv_nsec == v[0].st.st_mtim.tv_nsec, "loaded: ctime is mtime");
+	stat(path, &st1);
+	usleep(20000);
+	mfd = open(meta, O_RDONLY | O_NOATIME);
+	ASSERT_GE(mfd, 0, "open meta with O_NOATIME");
+	close(mfd);
+	stat(path, &st2);
+	ASSERT_TRUE(same_atime(&st1, &st2), "an O_NOATIME open is no access");
+	mfd = open(meta, O_RDONLY);
+	close(mfd);
+	stat(path, &st3);
+	ASSERT_FALSE(same_atime(&st2, &st3), "a plain open is an access");
+	gc(&r, NULL, "--max-age", "1s", "--age-by", "access", "--json", NULL);
+	ASSERT_EQ(r.status, 0, "exit 0");
+	ASSERT_EQ(json_u64(r.out, "kept_live"), 1, "the loaded entry kept, from meta's LOADED");
+	free(r.out);
+	stat(path, &st4);
+	ASSERT_TRUE(same_atime(&st3, &st4), "the GC's pass did not touch its atime");
+out:
+	if (fd >= 0)
+		close(fd);
+	stash_umount();
+}
+
 /* Only a bpfstash or a copy of one: sysfs is refused, unmounted is 69. */
 static void test_refuses_other_roots(void)
 {
@@ -952,6 +1003,7 @@ static const struct test tests[] = {
 	{ "dry_run_matches", test_dry_run_matches },
 	{ "limit_not_met", test_limit_not_met },
 	{ "age_by_access", test_age_by_access },
+	{ "noatime", test_noatime },
 	{ "refuses_other_roots", test_refuses_other_roots },
 	{ "kill_restart", test_kill_restart },
 	{ "service_sandbox", test_service_sandbox, true },

@@ -905,6 +905,51 @@ static void test_live_protected(void **state)
 	tree_free(&t);
 }
 
+static void on_alarm(int sig)
+{
+	static const char msg[] = "test_fifo_meta: blocked for 30 s opening a FIFO\n";
+
+	write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+/*
+ * A copied stash whose entry holds a FIFO (or a device) named meta: the
+ * GC and the library open only regular files, without blocking, and say
+ * which entry is bad; the other entries are handled as usual.
+ */
+static void test_fifo_meta(void **state)
+{
+	static const struct spec specs[] = {
+		{ 1000, 900, 1000 }, { 800, 700, 1000 }, { 600, 500, 1000 },
+	};
+	struct bpfstash_entry *e = NULL;
+	struct bpfstash *stash;
+	char path[PATH_MAX];
+	struct tree t;
+	struct run r;
+
+	tree_make(&t, specs, 3);
+	snprintf(path, sizeof(path), "%s/%s/meta", t.dir, t.names[1]);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	signal(SIGALRM, on_alarm);
+	alarm(30);
+	run_gc(&r, "--root", t.dir, "--now", NOW_ARG, "--max-age", "1s", NULL);
+	if (!strstr(r.err, t.names[1]))
+		fail_msg("gc does not name the entry with a FIFO meta: %s", r.err);
+	assert_false(tree_has(t.dir, t.names[0]));
+	assert_true(tree_has(t.dir, t.names[1]));
+	assert_false(tree_has(t.dir, t.names[2]));
+	print_message("gc, exit %d: %s", r.status, r.err);
+	run_free(&r);
+	assert_int_equal(bpfstash_open(t.dir, &stash), 0);
+	assert_int_equal(bpfstash_entry_load(stash, t.names[1], 0, &e), -EBADMSG);
+	bpfstash_close(stash);
+	alarm(0);
+	tree_free(&t);
+}
+
 /* Nothing but entries is touched; nothing is followed. */
 static void test_only_entries(void **state)
 {
@@ -1736,6 +1781,7 @@ int main(void)
 		cmocka_unit_test(test_ties_by_name),
 		cmocka_unit_test(test_dry_run_matches),
 		cmocka_unit_test(test_live_protected),
+		cmocka_unit_test(test_fifo_meta),
 		cmocka_unit_test(test_only_entries),
 		cmocka_unit_test(test_no_crossing_mounts),
 		cmocka_unit_test(test_archive_round_trip),

@@ -509,9 +509,9 @@ static int read_file(int efd, const char *file, size_t max, void **buf, size_t *
 	ssize_t n;
 	int fd, err = 0;
 
-	fd = openat(efd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = gc_open_file(efd, file, 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -EBADMSG;

@@ -29,9 +29,13 @@
  *
  * On a mounted stash, the entry directory's own times are its metadata
  * (mtime: load, ctime: unload or load, atime: last open of one of its
- * files) and its size is meta.bytes, so scanning opens no file: opening
- * meta would change the access time that --age-by=access ages by.  A copy
- * has no such times, so its meta files are read.
+ * files) and its size is meta.bytes, so scanning opens no file but the
+ * meta of entries whose ctime is their mtime: those of loaded programs,
+ * and of programs unloaded within the clock's tick of their load (a
+ * jiffies clocksource), which only meta's LOADED flag tells apart.  It is
+ * opened with O_NOATIME, which the view does not count as an access (the
+ * access time is what --age-by=access ages by).  A copy has no such
+ * times, so its meta files are read.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -122,6 +126,25 @@ static void fail(struct gc *g, const char *name, const char *what, int err)
  * the bytes it holds, which blobs shared between entries make different
  * from the sum of the entries' meta.bytes.
  */
+int gc_open_file(int dir_fd, const char *name, int flags)
+{
+	struct stat st;
+	int fd;
+
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EBADMSG;
+	fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | flags);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EBADMSG;
+	}
+	return fd;
+}
+
 static int read_stats(int root_fd, uint64_t *bytes, uint64_t *max_bytes,
 		      uint64_t *max_entries)
 {
@@ -129,9 +152,9 @@ static int read_stats(int root_fd, uint64_t *bytes, uint64_t *max_bytes,
 	ssize_t n, len = 0;
 	int fd, found = 0;
 
-	fd = openat(root_fd, "stats", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = gc_open_file(root_fd, "stats", 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	while (len < (ssize_t)sizeof(buf) - 1 &&
 	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
 		len += n;
@@ -184,7 +207,8 @@ static int open_dir_at(struct gc *g, int dir_fd, const char *name, struct stat *
  * struct we know and as large as it says, naming this entry; its fields
  * in the host's byte order (those the GC reads).
  */
-static int read_meta(int efd, const char *name, struct bpfstash_meta *m, uint32_t *version)
+static int read_meta(int efd, const char *name, struct bpfstash_meta *m, uint32_t *version,
+		     int flags)
 {
 	char hex[BPFSTASH_HEX_LEN + 1];
 	struct stat st;
@@ -193,9 +217,12 @@ static int read_meta(int efd, const char *name, struct bpfstash_meta *m, uint32_
 	uint32_t v;
 	int fd, err = 0;
 
-	fd = openat(efd, "meta", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = gc_open_file(efd, "meta", flags);
+	/* O_NOATIME is the owner's or CAP_FOWNER's: without it, an access. */
+	if (fd == -EPERM && flags)
+		fd = gc_open_file(efd, "meta", 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		err = -EBADMSG;
 		goto out;
@@ -405,17 +432,26 @@ static int scan_one(struct gc *g, const char *name, struct gc_ent *e, uint32_t *
 		unload_ns = e->loaded ? 0 : ctime_ns;
 		e->bytes = st.st_size;
 	}
-	/* A copy's state is in meta; on a mount, only a filter needs it. */
-	if (!g->mounted || loader_filter(g->o)) {
+	/*
+	 * A copy's state is in meta; on a mount, a filter needs it, and so
+	 * does an entry whose times cannot say whether it is loaded.
+	 */
+	if (!g->mounted || loader_filter(g->o) || e->loaded) {
 		efd = open_dir_at(g, g->root_fd, name, &est);
 		if (efd < 0)
 			return efd;
-		err = est.st_ino == st.st_ino ? read_meta(efd, name, &m, format) : -ESTALE;
+		err = -ESTALE;
+		if (est.st_ino == st.st_ino)
+			err = read_meta(efd, name, &m, format, g->mounted ? O_NOATIME : 0);
 		close(efd);
 		if (err)
 			return err;
 		if (!loader_matches(g->o, &m))
 			return GC_FILTERED;
+	}
+	if (g->mounted && e->loaded && !(m.flags & BPFSTASH_META_LOADED)) {
+		e->loaded = false;	/* unloaded within a tick of its load */
+		unload_ns = ts_ns(&st.st_ctim);
 	}
 	if (!g->mounted) {
 		e->load_ns = m.load_time_real;

@@ -139,6 +139,13 @@ struct gc_result {
  */
 int gc_run(const struct gc_opts *opts, struct gc_result *res);
 
+/*
+ * Open @name under @dir_fd for reading, | @flags, only if it is a regular
+ * file: a FIFO or a device under a stash copy's names would block the
+ * open or act on it.  An fd, or -errno (-EBADMSG: not a regular file).
+ */
+int gc_open_file(int dir_fd, const char *name, int flags);
+
 /* Parsers for the command line (units.c): 0 or -EINVAL / -ERANGE. */
 int gc_parse_duration(const char *s, uint64_t *ns);
 int gc_parse_size(const char *s, struct gc_limit *lim);

@@ -378,7 +378,16 @@ int bst_read_file_at(int dirfd, const char *name, const char *file, size_t max,
 	*size = 0;
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", name, file) >= sizeof(path))
 		return -ENAMETOOLONG;
-	fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/*
+	 * A copied stash can hold anything under an entry's names: open only
+	 * a regular file, without blocking (a FIFO's open waits for a writer,
+	 * a device's can act), and make sure it is still the file looked at.
+	 */
+	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EBADMSG;
+	fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st)) {
