@@ -91,6 +91,10 @@ static void test_exit_codes(void **state)
 		"export --to /tmp", "--root", "-j frobnicate", "render", "render cadd", "render cadd meta",
 		"render cadd lines extra", "watch extra", "watch --pages 3", "watch --count x",
 		"watch --duration -1", "watch --pages", "watch --pages 1.5",
+		/* Options of other commands. */
+		"ls --to /x --count 3", "ls --at 1", "show cadd --source", "export cadd --to /tmp --at 1",
+		"resolve --to /tmp cadd+0", "decode --count 3", "watch --archive /tmp", "verify -s",
+		"--existing lines cadd",
 	};
 	char *out;
 	size_t i;
@@ -103,6 +107,10 @@ static void test_exit_codes(void **state)
 		assert_true(strlen(out) > 0);
 		free(out);
 	}
+	/* It names the option and the command. */
+	assert_int_equal(sh(&out, BPFSTASH_BIN ROOT " ls --count 3 2>&1"), 64);
+	assert_non_null(strstr(out, "option '--count' does not apply to 'ls'"));
+	free(out);
 	assert_int_equal(sh(&out, BPFSTASH_BIN " --root /nonexistent/stash ls 2>&1"), 69);
 	assert_non_null(strstr(out, "/nonexistent/stash"));
 	free(out);

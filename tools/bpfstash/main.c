@@ -297,28 +297,36 @@ static int do_version(int argc, char **argv)
 struct cmd {
 	const char *name;
 	int (*func)(int argc, char **argv);
+	const char *opts;	/* the short ids of its own options (see main()) */
 };
 
+/* What every command takes: --json, --pretty, --root, --verbose, --version, --help. */
+#define GLOBAL_OPTS	"jprvVh"
+
 static const struct cmd commands[] = {
-	{ "ls",		do_ls },
-	{ "show",	do_show },
-	{ "lines",	do_lines },
-	{ "render",	do_render },
-	{ "resolve",	do_resolve },
-	{ "verify",	do_verify },
-	{ "export",	do_export },
-	{ "decode",	do_decode },
-	{ "watch",	do_watch },
-	{ "help",	do_help },
-	{ "version",	do_version },
+	{ "ls",		do_ls,		"" },
+	{ "show",	do_show,	"" },
+	{ "lines",	do_lines,	"" },
+	{ "render",	do_render,	"" },
+	{ "resolve",	do_resolve,	"aB" },
+	{ "verify",	do_verify,	"" },
+	{ "export",	do_export,	"t" },
+	{ "decode",	do_decode,	"saAB" },
+	{ "watch",	do_watch,	"CDPE" },
+	{ "help",	do_help,	"" },
+	{ "version",	do_version,	"" },
 	{ NULL }
 };
+
+/* The options given, by id: their long names. */
+static const char *given[128];
 
 /* A command by its name or a unique prefix of it ("l" is ls or lines). */
 static int cmd_select(int argc, char **argv)
 {
 	const struct cmd *found = NULL, *c;
 	size_t len = strlen(argv[0]);
+	int id;
 
 	for (c = commands; c->name; c++) {
 		if (!strcmp(c->name, argv[0])) {
@@ -334,6 +342,10 @@ static int cmd_select(int argc, char **argv)
 	}
 	if (!found)
 		return usage_error("unknown command '%s'", argv[0]);
+	for (id = 1; id < 128; id++)
+		if (given[id] && !strchr(GLOBAL_OPTS, id) && !strchr(found->opts, id))
+			return usage_error("option '--%s' does not apply to '%s'", given[id],
+					   found->name);
 	return found->func(argc - 1, argv + 1);
 }
 
@@ -373,6 +385,13 @@ int main(int argc, char **argv)
 	opterr = 0;
 	/* "-" returns non-options in order as 1: options go anywhere. */
 	while ((opt = getopt_long(argc, argv, "-jpr:t:a:A:svVh", options, NULL)) != -1) {
+		if (opt > 1 && opt < 128) {
+			const struct option *o;
+
+			for (o = options; o->name; o++)
+				if (o->val == opt)
+					given[opt] = o->name;
+		}
 		switch (opt) {
 		case 1:
 			args[nargs++] = optarg;
