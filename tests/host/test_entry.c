@@ -18,6 +18,8 @@
 #include <endian.h>
 #include <cmocka.h>
 
+#include <bpf/libbpf.h>
+
 #include "libbpfstash.h"
 #include "internal.h"
 #include "fixtures.h"
@@ -178,6 +180,60 @@ static void test_tamper_line_info(void **state) { tamper_file("line_info", 1); }
 static void test_tamper_jited_line_info(void **state) { tamper_file("jited_line_info", 1); }
 static void test_tamper_func_info(void **state) { tamper_file("func_info", 1); }
 static void test_tamper_btf(void **state) { tamper_file("btf", 1); }
+
+static int counted_prints;
+
+static int count_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	counted_prints++;
+	return 0;
+}
+
+/*
+ * A BTF blob libbpf refuses: the load says -EBADMSG and prints nothing,
+ * neither on stderr nor through the caller's libbpf print function, which
+ * is the caller's again afterwards.
+ */
+static void test_bad_btf_silent(void **state)
+{
+	char dir[] = "/tmp/bpfstash-btf-XXXXXX", path[512], err_path[600];
+	struct bpfstash_entry *e = NULL;
+	struct fixture f;
+	struct stat st;
+	unsigned char *buf;
+	size_t size;
+	int dfd, saved, efd;
+
+	fixture_get("subprogs", &f);
+	assert_non_null(mkdtemp(dir));
+	fixture_copy(&f, dir);
+	snprintf(path, sizeof(path), "%s/%s/btf", dir, f.hash);
+	buf = fixture_read_path(path, &size);
+	buf[0] ^= 0xff;		/* the magic */
+	fixture_write_path(path, buf, size);
+	free(buf);
+	snprintf(err_path, sizeof(err_path), "%s/stderr", dir);
+	efd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(efd >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(efd, 2);
+	close(efd);
+	libbpf_set_print(NULL);		/* libbpf's default: stderr */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(bpfstash_entry_load_at(dfd, f.hash, 0, &e), -EBADMSG);
+	libbpf_set_print(count_print);
+	assert_int_equal(bpfstash_entry_load_at(dfd, f.hash, 0, &e), -EBADMSG);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	assert_int_equal(stat(err_path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(counted_prints, 0);
+	assert_ptr_equal(libbpf_set_print(NULL), count_print);
+	close(dfd);
+	fixture_rmtree(dir);
+}
 
 /* Truncated, oversized and missing files: a clear error each. */
 static void test_bad_sizes_and_missing_files(void **state)
@@ -458,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_tamper_jited_line_info),
 		cmocka_unit_test(test_tamper_func_info),
 		cmocka_unit_test(test_tamper_btf),
+		cmocka_unit_test(test_bad_btf_silent),
 		cmocka_unit_test(test_bad_sizes_and_missing_files),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_format_versions),

@@ -7,11 +7,14 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 
 #include "libbpfstash.h"
 #include "internal.h"
@@ -37,13 +40,40 @@ static int cmp_line(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+static int bst_libbpf_silent(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+/*
+ * libbpf prints what it finds wrong in a BTF blob, through the process's
+ * one print function: the library promises not to print, so the caller's
+ * function is set aside for the call and put back.  One lock keeps two of
+ * our calls from putting back each other's silence; a print function the
+ * caller sets from another thread meanwhile is replaced when the call
+ * ends.
+ */
+static struct btf *bst_btf_new(const void *data, uint32_t size)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	libbpf_print_fn_t prev;
+	struct btf *btf;
+
+	pthread_mutex_lock(&lock);
+	prev = libbpf_set_print(bst_libbpf_silent);
+	btf = btf__new(data, size);
+	libbpf_set_print(prev);
+	pthread_mutex_unlock(&lock);
+	return btf;
+}
+
 int bst_entry_index(struct bpfstash_entry *e)
 {
 	const struct bpfstash_content *c = &e->meta.content;
 	uint32_t i;
 
 	if (c->btf_size) {
-		e->btf = btf__new(e->blobs[BPFSTASH_BTF], c->btf_size);
+		e->btf = bst_btf_new(e->blobs[BPFSTASH_BTF], c->btf_size);
 		if (!e->btf)
 			return -EBADMSG;
 	}
