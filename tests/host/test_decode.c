@@ -378,6 +378,23 @@ static void test_archive(void **state)
 	assert_int_equal(fixture_sh("test \"$(ls -A %s)\" = err && test ! -e %s/escape && "
 			    "test ! -e %s/../escape", tmp, tmp, d), 0);
 
+	/*
+	 * The total is capped: past BPFSTASH_DECODE_ARCHIVE_MAX bytes, what
+	 * the archive that crossed it gave is left out, the archives not read
+	 * are counted, and the private directory is gone all the same.
+	 */
+	snprintf(t, sizeof(t), "--archive %s 2> %s/err", ar, tmp);
+	assert_int_equal(setenv("TMPDIR", tmp, 1), 0);
+	assert_int_equal(setenv("BPFSTASH_DECODE_ARCHIVE_MAX", "100", 1), 0);
+	check_decode(sc, &none, &none, t);
+	assert_int_equal(unsetenv("BPFSTASH_DECODE_ARCHIVE_MAX"), 0);
+	assert_int_equal(unsetenv("TMPDIR"), 0);
+	assert_int_equal(fixture_sh("grep -q 'reached 100 bytes (BPFSTASH_DECODE_ARCHIVE_MAX): "
+			    "[1-9][0-9]* archives not read' %s/err", tmp), 0);
+	assert_int_equal(fixture_sh("test \"$(ls -A %s)\" = err", tmp), 0);
+	assert_int_equal(fixture_sh("BPFSTASH_DECODE_ARCHIVE_MAX=lots " BPFSTASH_BIN " --root %s "
+			    "decode --archive %s < /dev/null 2>/dev/null", d, ar), 64);
+
 	/* errors: no such archive directory (69), and no argument (64) */
 	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s decode --archive %s/none < /dev/null "
 			    "2>/dev/null", d, tmp), 69);

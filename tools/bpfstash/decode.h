@@ -56,6 +56,8 @@ struct decode_archive {
 	unsigned int entries;
 	unsigned int skipped;
 	unsigned int newer;	/* of a format this bpfstash does not read */
+	unsigned int unread;	/* left once the extraction limit was reached */
+	bool full;
 };
 
 int decode_archive_open(const char *dir, struct decode_archive *ar);

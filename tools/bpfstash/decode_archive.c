@@ -32,6 +32,8 @@
 #define ARCHIVE_SUFFIX ".tar.zst"
 /* The largest file of an entry that decode extracts (BTF is the largest). */
 #define ARCHIVE_FILE_MAX (64u << 20)
+/* All the files it extracts, unless $BPFSTASH_DECODE_ARCHIVE_MAX says. */
+#define ARCHIVE_TOTAL_MAX (1ull << 30)
 
 static bool entry_file(const char *name)
 {
@@ -47,8 +49,11 @@ static bool entry_file(const char *name)
 	return false;
 }
 
-/* Copy the member @a is at into @fd, at most ARCHIVE_FILE_MAX bytes. */
-static int extract_member(struct archive *a, int fd)
+/*
+ * Copy the member @a is at into @fd, at most ARCHIVE_FILE_MAX bytes, and
+ * at most *@left: -ENOSPC past it.
+ */
+static int extract_member(struct archive *a, int fd, uint64_t *left)
 {
 	char buf[1 << 16];
 	uint64_t total = 0;
@@ -58,6 +63,9 @@ static int extract_member(struct archive *a, int fd)
 		total += n;
 		if (total > ARCHIVE_FILE_MAX)
 			return -EFBIG;
+		if ((uint64_t)n > *left)
+			return -ENOSPC;
+		*left -= n;
 		if (write(fd, buf, n) != n)
 			return -errno ?: -EIO;
 	}
@@ -69,8 +77,8 @@ static int extract_member(struct archive *a, int fd)
  * Returns the number of files extracted, or a negative errno with @why
  * (@why_size bytes) set.
  */
-static int extract_archive(const char *path, const char *hash, int out_fd, char *why,
-			   size_t why_size)
+static int extract_archive(const char *path, const char *hash, int out_fd, uint64_t *left,
+			   char *why, size_t why_size)
 {
 	const char *msg = NULL;
 	struct archive_entry *ae;
@@ -114,11 +122,13 @@ static int extract_archive(const char *path, const char *hash, int out_fd, char 
 			msg = "a file of the entry twice, or not writable";
 			goto out;
 		}
-		err = extract_member(a, fd);
+		err = extract_member(a, fd, left);
 		if (close(fd) && !err)
 			err = -errno;
 		if (err) {
-			msg = err == -EFBIG ? "a file larger than an entry's" : archive_error_string(a);
+			msg = err == -EFBIG ? "a file larger than an entry's" :
+			      err == -ENOSPC ? "the limit of what decode extracts" :
+			      archive_error_string(a);
 			goto out;
 		}
 		nr++;
@@ -134,6 +144,25 @@ out:
 	snprintf(why, why_size, "%s", msg ? msg : err ? strerror(-err) : "");
 	archive_read_free(a);
 	return err ?: nr;
+}
+
+/* Remove @hash's directory under @out_fd and what it holds. */
+static void remove_entry_dir(int out_fd, const char *hash)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	fd = openat(out_fd, hash, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
+	unlinkat(out_fd, hash, AT_REMOVEDIR);
 }
 
 static bool archive_name(const char *name, char hash[BPFSTASH_HEX_LEN + 1])
@@ -182,13 +211,25 @@ void decode_archive_close(struct decode_archive *ar)
 
 int decode_archive_open(const char *dir, struct decode_archive *ar)
 {
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = getenv("TMPDIR"), *max_env = getenv("BPFSTASH_DECODE_ARCHIVE_MAX");
 	char sub[PATH_MAX], path[PATH_MAX], hash[BPFSTASH_HEX_LEN + 1];
+	uint64_t max = ARCHIVE_TOTAL_MAX, left;
 	struct dirent *de, *fe;
 	int out_fd, err;
 	DIR *top, *d;
 
 	memset(ar, 0, sizeof(*ar));
+	if (max_env && *max_env) {
+		char *end;
+
+		errno = 0;
+		max = strtoull(max_env, &end, 10);
+		if (errno || *end || *max_env == '-') {
+			p_err("BPFSTASH_DECODE_ARCHIVE_MAX is a number of bytes, not '%s'", max_env);
+			return EXIT_USAGE;
+		}
+	}
+	left = max;
 	top = opendir(dir);
 	if (!top) {
 		p_err("--archive %s: %s", dir, strerror(errno));
@@ -219,8 +260,17 @@ int decode_archive_open(const char *dir, struct decode_archive *ar)
 			if (snprintf(path, sizeof(path), "%s/%s", sub, fe->d_name) >=
 			    (int)sizeof(path))
 				continue;
-			err = extract_archive(path, hash, out_fd, why, sizeof(why));
-			if (err < 0) {
+			if (ar->full) {
+				ar->unread++;
+				continue;
+			}
+			err = extract_archive(path, hash, out_fd, &left, why, sizeof(why));
+			if (err == -ENOSPC) {
+				/* What it extracted of this one is left out. */
+				ar->full = true;
+				ar->unread++;
+				remove_entry_dir(out_fd, hash);
+			} else if (err < 0) {
 				p_info("decode: %s: %s; skipped", path, why);
 				ar->skipped++;
 			} else if (err > 0 && !bpfstash_entry_version_at(out_fd, hash, &version) &&
@@ -237,6 +287,10 @@ int decode_archive_open(const char *dir, struct decode_archive *ar)
 			closedir(d);
 	}
 	closedir(top);
+	if (ar->full)
+		p_info("decode: --archive: the archives' files reached %llu bytes "
+		       "(BPFSTASH_DECODE_ARCHIVE_MAX): %u archives not read", (unsigned long long)max,
+		       ar->unread);
 	if (out_fd < 0) {
 		p_err("--archive: %s: %s", ar->dir, strerror(errno));
 		decode_archive_close(ar);
