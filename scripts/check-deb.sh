@@ -8,9 +8,12 @@
 #      from this machine's own apt sources, and apt installs the packages
 #      into it (their dependencies come from the archive): the kernel
 #      (linux-image-*-bpfstash, of the bench configuration or of Debian's),
-#      libbpfstash1, bpfstash-tools, bpfstash-perf.  The test's own files go
-#      into it too (tests/deb/install-check.sh, a BPF workload); nothing of
-#      the host is shared with it.
+#      libbpfstash1, libbpfstash-dev, bpfstash-tools, bpfstash-perf.  The
+#      test's own files go into it too (tests/deb/install-check.sh, a BPF
+#      workload); nothing of the host is shared with it.  In it,
+#      tests/deb/dev-check.sh uses libbpfstash-dev as a developer would:
+#      pkg-config and a program built against the library (pkgconf and gcc
+#      are installed for that alone).
 #   2. The system becomes an ext4 disk (mkfs.ext4 -d, no loop mount).
 #   3. QEMU boots it from that disk, with systemd as PID 1, three times:
 #      with Debian's own kernel (linux-image-cloud-amd64, installed too: a
@@ -45,7 +48,8 @@ fail() { echo "FAIL deb.$1: $2"; }
 say() { echo "check-deb: $*" >&2; }
 
 image=$(ls "$deb"/linux-image-*-bpfstash_*"bpfstash.$kernel"_amd64.deb 2>/dev/null | grep -v dbg | head -n 1)
-pkgs=("$deb"/libbpfstash1_*.deb "$deb"/bpfstash-tools_*.deb "$deb"/bpfstash-perf_*.deb)
+pkgs=("$deb"/libbpfstash1_*.deb "$deb"/libbpfstash-dev_*.deb "$deb"/bpfstash-tools_*.deb
+      "$deb"/bpfstash-perf_*.deb)
 for p in "$image" "${pkgs[@]}"; do
 	if [ ! -f "$p" ]; then
 		fail setup "no package ${p:-linux-image-*-bpfstash (bpfstash.$kernel)} in build/deb (make deb)"
@@ -65,6 +69,8 @@ cp "$image" "${pkgs[@]}" "$out/debs/"
 t0=$(date +%s)
 # Debian's own cloud kernel is there to boot once without bpfstash.
 include=systemd,systemd-sysv,udev,kmod,procps,apt,jq,initramfs-tools,zstd,linux-image-cloud-amd64
+# For tests/deb/dev-check.sh only: what a developer has besides.
+include=$include,pkgconf,gcc,libc6-dev
 payload=$out/payload
 mkdir -p "$payload"
 cp "$top/tests/deb/install-check.sh" "$top/build/tests/perf/bpf_churn" \
@@ -89,6 +95,8 @@ if ! mmdebstrap --variant=minbase --include="$include" \
 	--customize-hook="copy-in $out/debs /tmp" \
 	--customize-hook='chroot "$1" sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends /tmp/debs/*.deb"' \
 	--customize-hook='rm -rf "$1/tmp/debs"' \
+	--customize-hook="copy-in $top/tests/deb/dev-check.sh /tmp" \
+	--customize-hook='chroot "$1" sh /tmp/dev-check.sh > "$1/tmp/dev-check.log" 2>&1; echo $? > "$1/tmp/dev-check.rc"' \
 	--customize-hook="copy-in $payload /usr/local/lib" \
 	--customize-hook='mv "$1/usr/local/lib/payload" "$1/usr/local/lib/bpfstash-test"' \
 	--customize-hook='mv "$1/usr/local/lib/bpfstash-test/bpfstash-install-test.service" "$1/etc/systemd/system/"' \
@@ -102,6 +110,14 @@ installed=$(chroot "$root" dpkg-query -W -f '${Package} ${Version}\n' \
 say "system: $(du -sm "$root" | cut -f1) MB, $(chroot "$root" dpkg-query -W | wc -l) packages, \
 installed by apt: $installed $(($(date +%s) - t0)) s"
 echo "  deb.image: $(($(date +%s) - t0)) s, $installed"
+cp "$root/tmp/dev-check.log" "$out/dev-check.log" 2>/dev/null
+if [ "$(cat "$root/tmp/dev-check.rc" 2>/dev/null)" = 0 ]; then
+	echo "PASS deb.dev_package ($(grep '^libbpfstash ' "$out/dev-check.log"); pkg-config: $(sed -n 2p "$out/dev-check.log"))"
+else
+	fail dev_package "pkg-config or a build against libbpfstash-dev failed: $(tail -n 3 "$out/dev-check.log" | tr '\n' ' ') (build/deb-check/$kernel/dev-check.log)"
+fi
+rm -f "$root/tmp/dev-check.log" "$root/tmp/dev-check.rc" "$root/tmp/dev-check.sh" \
+	"$root/tmp/dev-check.c" "$root/tmp/dev-check"
 
 # The kernels, for QEMU: bpfstash's (with its initramfs, if it has one),
 # and Debian's (always with one).
