@@ -708,6 +708,73 @@ static void test_attr(void **state)
 	assert_int_equal(flags.word, top.word);
 	assert_int_equal(attr.size, sizeof(attr));
 	assert_int_equal(attr.sample_type, PERF_SAMPLE_TIME);
+	/*
+	 * Into a caller's struct of its own size: older headers' (96 bytes,
+	 * PERF_ATTR_SIZE_VER3) get the same bytes as far as they go, and
+	 * nothing written past them; a later header's larger struct gets
+	 * zeros beyond what the library knows.
+	 */
+	{
+		uint8_t buf[sizeof(attr) + 64];
+		size_t sizes[] = { 96, sizeof(attr), sizeof(attr) + 32 }, i, j;
+
+		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			size_t n = sizes[i] < sizeof(attr) ? sizes[i] : sizeof(attr);
+
+			memset(buf, 0xaa, sizeof(buf));
+			assert_int_equal(bpfstash_agent_attr_sized((void *)buf, sizes[i]), 0);
+			assert_int_equal(((struct perf_event_attr *)buf)->size, sizes[i]);
+			assert_memory_equal(buf + 8, (uint8_t *)&attr + 8, n - 8);
+			for (j = n; j < sizes[i]; j++)
+				assert_int_equal(buf[j], 0);
+			for (j = sizes[i]; j < sizeof(buf); j++)
+				assert_int_equal(buf[j], 0xaa);
+		}
+		memset(buf, 0xaa, sizeof(buf));
+		assert_int_equal(bpfstash_agent_attr_sized((void *)buf, 95), -EINVAL);
+		assert_int_equal(buf[0], 0xaa);
+	}
+}
+
+/* The library running says its version, which the headers' macros give. */
+static void test_versions(void **state)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "v%d.%d", LIBBPFSTASH_MAJOR_VERSION,
+		 LIBBPFSTASH_MINOR_VERSION);
+	assert_int_equal(libbpfstash_major_version(), LIBBPFSTASH_MAJOR_VERSION);
+	assert_int_equal(libbpfstash_minor_version(), LIBBPFSTASH_MINOR_VERSION);
+	assert_string_equal(libbpfstash_version_string(), want);
+}
+
+/*
+ * Options as libbpf takes them: a larger struct (a later header's) with
+ * its unknown fields zero is taken, with one set it is refused, and so is
+ * an unknown flag.
+ */
+static void test_opts_grow(void **state)
+{
+	struct {
+		struct bpfstash_agent_opts o;
+		uint64_t later;
+	} big = { .o = { .sz = sizeof(big), .flags = BPFSTASH_AGENT_NO_RINGS } };
+	struct bpfstash_agent_opts o = { .sz = sizeof(o), .flags = BPFSTASH_AGENT_NO_RINGS };
+	struct bpfstash_agent *a = NULL;
+	char dir[] = "/tmp/bpfstash-opts-XXXXXX";
+
+	assert_non_null(mkdtemp(dir));
+	big.o.root = dir;
+	o.root = dir;
+	assert_int_equal(bpfstash_agent_open(&big.o, &a), 0);
+	bpfstash_agent_close(a);
+	big.later = 1;
+	assert_int_equal(bpfstash_agent_open(&big.o, &a), -EINVAL);
+	assert_null(a);
+	o.flags |= 1u << 20;
+	assert_int_equal(bpfstash_agent_open(&o, &a), -EINVAL);
+	assert_null(a);
+	rmdir(dir);
 }
 
 /*
@@ -784,6 +851,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_image_unload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
 		cmocka_unit_test(test_attr),
+		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_opts_grow),
 		cmocka_unit_test(test_no_mmap3),
 	};
 

@@ -1150,6 +1150,19 @@ void bpfstash_agent_attr(struct perf_event_attr *attr)
 	bst_attr_set_mmap3(attr, true);
 }
 
+int bpfstash_agent_attr_sized(struct perf_event_attr *attr, size_t size)
+{
+	struct perf_event_attr ours;
+
+	if (size < offsetof(struct perf_event_attr, clockid) + sizeof(ours.clockid))
+		return -EINVAL;
+	bpfstash_agent_attr(&ours);
+	memset(attr, 0, size);
+	memcpy(attr, &ours, size < sizeof(ours) ? size : sizeof(ours));
+	attr->size = size;
+	return 0;
+}
+
 /*
  * Set or clear perf_event_attr::mmap3 by its name in the bit-field, as the
  * kernel declares it (see struct bst_attr_flags): a shift would pick
@@ -1245,6 +1258,21 @@ static int open_rings(struct bpfstash_agent *a)
 	return a->nr_rings ? 0 : -ENODEV;
 }
 
+/* The flags this library knows. */
+#define BST_AGENT_FLAGS	(BPFSTASH_AGENT_NO_RINGS | BPFSTASH_AGENT_SCAN | \
+			 BPFSTASH_AGENT_IMAGE_UNLOADS | BPFSTASH_AGENT_ORIGIN)
+
+/* Bytes @from to @to of @p are zero: fields of a later header, unset. */
+static bool bst_zero_tail(const void *p, size_t from, size_t to)
+{
+	const uint8_t *b = p;
+
+	for (; from < to; from++)
+		if (b[from])
+			return false;
+	return true;
+}
+
 int bpfstash_agent_open(const struct bpfstash_agent_opts *opts, struct bpfstash_agent **out)
 {
 	struct bpfstash_agent *a;
@@ -1252,7 +1280,9 @@ int bpfstash_agent_open(const struct bpfstash_agent_opts *opts, struct bpfstash_
 	int err;
 
 	*out = NULL;
-	if (opts && opts->sz < offsetof(struct bpfstash_agent_opts, ctx) + sizeof(void *))
+	if (opts && (opts->sz < offsetof(struct bpfstash_agent_opts, ctx) + sizeof(void *) ||
+		     !bst_zero_tail(opts, sizeof(*opts), opts->sz) ||
+		     (opts->flags & ~BST_AGENT_FLAGS)))
 		return -EINVAL;
 	a = calloc(1, sizeof(*a));
 	if (!a)

@@ -165,6 +165,24 @@ uint32_t bpfstash_format_version(void)
 	return BPFSTASH_VERSION;
 }
 
+uint32_t libbpfstash_major_version(void)
+{
+	return LIBBPFSTASH_MAJOR_VERSION;
+}
+
+uint32_t libbpfstash_minor_version(void)
+{
+	return LIBBPFSTASH_MINOR_VERSION;
+}
+
+#define BST_STR(x) #x
+#define BST_VERSION_STRING(major, minor) "v" BST_STR(major) "." BST_STR(minor)
+
+const char *libbpfstash_version_string(void)
+{
+	return BST_VERSION_STRING(LIBBPFSTASH_MAJOR_VERSION, LIBBPFSTASH_MINOR_VERSION);
+}
+
 const char *bpfstash_call_kind_name(uint32_t kind)
 {
 	return kind < ARRAY_SIZE(call_kinds) ? call_kinds[kind] : NULL;

@@ -28,6 +28,16 @@ extern "C" {
 #define LIBBPFSTASH_MAJOR_VERSION 1
 #define LIBBPFSTASH_MINOR_VERSION 1
 
+/*
+ * The version of the library running, which can be later than the headers
+ * a program was built with (LIBBPFSTASH_1.1): a caller checks the minor
+ * version before it calls what a later one added.  The string is
+ * "v<major>.<minor>".
+ */
+uint32_t libbpfstash_major_version(void);
+uint32_t libbpfstash_minor_version(void);
+const char *libbpfstash_version_string(void);
+
 #define BPFSTASH_DEFAULT_ROOT "/sys/fs/bpfstash"
 #define BPFSTASH_HEX_LEN (BPFSTASH_HASH_SIZE * 2)
 
@@ -520,6 +530,12 @@ typedef void (*bpfstash_agent_event_fn)(const struct bpfstash_agent_event *event
  */
 #define BPFSTASH_AGENT_ORIGIN		(1u << 3)
 
+/*
+ * As libbpf's opts: @sz is the caller's sizeof, so that the struct can
+ * grow; a caller built against a later header may pass a larger one
+ * whose fields this library does not know only if they are zero.  Unknown
+ * flags, or non-zero unknown fields, are -EINVAL.
+ */
 struct bpfstash_agent_opts {
 	size_t sz;			/* sizeof(struct bpfstash_agent_opts) */
 	const char *root;		/* the stash (NULL: /sys/fs/bpfstash) */
@@ -568,6 +584,16 @@ int bpfstash_agent_flush(struct bpfstash_agent *agent);
  */
 int bpfstash_agent_feed(struct bpfstash_agent *agent, const struct perf_event_header *record);
 void bpfstash_agent_attr(struct perf_event_attr *attr);
+/*
+ * The same into a struct perf_event_attr of @size bytes, the caller's
+ * (LIBBPFSTASH_1.1): bpfstash_agent_attr() writes the library's
+ * sizeof(struct perf_event_attr), which overruns a caller built against
+ * older headers or laid out in another language.  Writes @size bytes,
+ * zero beyond what the library knows, and sets attr->size to @size.
+ * 0, or -EINVAL when @size is smaller than the fields it sets need
+ * (PERF_ATTR_SIZE_VER3, 96 bytes: clockid).
+ */
+int bpfstash_agent_attr_sized(struct perf_event_attr *attr, size_t size);
 /* Read the whole stash again now (what a loss triggers).  0 or -errno. */
 int bpfstash_agent_recover(struct bpfstash_agent *agent);
 
