@@ -9,11 +9,11 @@ make -s -C "$top/tests/host" run || rc=1
 # libbpfstash's ABI: the functions its header declares are the symbols its
 # version script exports, and those the shared library exports.
 lib=$top/tools/lib/bpfstash
-declared=$(grep -o '^[a-z].*\bbpfstash_[a-z_0-9]*(' "$lib/libbpfstash.h" |
-	grep -o 'bpfstash_[a-z_0-9]*(' | tr -d '(' | sort -u)
-listed=$(grep -o '^[[:space:]]*bpfstash_[a-z_0-9]*;' "$lib/libbpfstash.map" | tr -d ' \t;' | sort -u)
+declared=$(grep -oE '^[a-z].*\b(lib)?bpfstash_[a-z_0-9]*\(' "$lib/libbpfstash.h" |
+	grep -oE '\b(lib)?bpfstash_[a-z_0-9]*\(' | tr -d '(' | sort -u)
+listed=$(grep -oE '^[[:space:]]*(lib)?bpfstash_[a-z_0-9]*;' "$lib/libbpfstash.map" | tr -d ' \t;' | sort -u)
 exported=$(nm -D --defined-only "$top/build/libbpfstash/libbpfstash.so" 2>/dev/null |
-	awk '$3 ~ /^bpfstash_/ { sub(/@.*/, "", $3); print $3 }' | sort -u)
+	awk '$3 ~ /^(lib)?bpfstash_/ { sub(/@.*/, "", $3); print $3 }' | sort -u)
 if [ "$declared" = "$listed" ] && [ "$listed" = "$exported" ]; then
 	echo "PASS libbpfstash.abi ($(echo "$listed" | wc -l) functions: header = version script = exports)"
 else
