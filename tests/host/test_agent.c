@@ -736,6 +736,122 @@ static void test_attr(void **state)
 	}
 }
 
+/*
+ * A week of churn: a program loaded and unloaded every 0.6 s for 7 days,
+ * a million programs, through the default forget window (600 s).  What
+ * the agent tracks stays near the window's worth (1 000 programs), never
+ * growing with the week; a lookup in the window finds its program, one
+ * older than the window finds nothing.
+ */
+static void test_week_of_churn(void **state)
+{
+	struct bpfstash_agent_opts o = { .sz = sizeof(o), .flags = BPFSTASH_AGENT_NO_RINGS };
+	const uint64_t step = NS * 6 / 10, n = 7 * 86400 * NS / step;
+	struct bpfstash_agent_stats st;
+	struct bpfstash_agent_hit hit;
+	struct bpfstash_agent *a;
+	char dir[] = "/tmp/bpfstash-week-XXXXXX";
+	uint64_t i, most = 0, t = 0;
+	uint8_t buf[128];
+	struct perf_event_header *h = (void *)buf;
+
+	assert_non_null(mkdtemp(dir));
+	o.root = dir;
+	assert_int_equal(bpfstash_agent_open(&o, &a), 0);
+	for (i = 0; i < n; i++) {
+		uint64_t addr = 0xffffffffc0000000ull + (i % 4096) * 64, len = 64;
+		uint32_t id = i + 1, zero = 0;
+		uint16_t u16;
+
+		t += step;
+		memset(buf, 0, sizeof(buf));
+		h->type = BPFSTASH_PERF_RECORD_MMAP3;
+		h->size = 64 + 16 + 8;
+		memcpy(buf + 8, &addr, 8);
+		memcpy(buf + 16, &len, 8);
+		memcpy(buf + 24, &id, 4);
+		memcpy(buf + 28, &zero, 4);
+		u16 = PERF_RECORD_KSYMBOL_TYPE_BPF;
+		memcpy(buf + 32, &u16, 2);
+		memcpy(buf + 64, "bpf_prog_churn", 14);
+		memcpy(buf + 80, &t, 8);
+		assert_int_equal(bpfstash_agent_feed(a, h), 0);
+		memset(buf, 0, sizeof(buf));
+		h->type = PERF_RECORD_BPF_EVENT;
+		h->size = 32;
+		u16 = PERF_BPF_EVENT_PROG_UNLOAD;
+		memcpy(buf + 8, &u16, 2);
+		memcpy(buf + 12, &id, 4);
+		t += 1000;
+		memcpy(buf + 24, &t, 8);
+		t -= 1000;
+		assert_int_equal(bpfstash_agent_feed(a, h), 0);
+		if (i % 1000 == 999) {
+			assert_true(bpfstash_agent_poll(a, 0) >= 0);
+			assert_int_equal(bpfstash_agent_get_stats_sized(a, &st, sizeof(st)), 0);
+			if (st.programs > most)
+				most = st.programs;
+		}
+	}
+	assert_true(bpfstash_agent_flush(a) >= 0);
+	assert_int_equal(bpfstash_agent_get_stats_sized(a, &st, sizeof(st)), 0);
+	print_message("%llu programs over 7 days: at most %llu tracked, %llu forgotten, "
+		      "%llu records\n", (unsigned long long)n, (unsigned long long)most,
+		      (unsigned long long)st.forgotten, (unsigned long long)st.records);
+	assert_int_equal(st.records, 2 * n);
+	assert_true(most <= 600 * NS / step + 1000);	/* the window, and a poll's */
+	assert_true(st.forgotten >= n - most);
+	/* In the window: found; before it: forgotten. */
+	hit.sz = sizeof(hit);
+	/* Program i: id i + 1, loaded at (i + 1) * step for 1 us. */
+	assert_int_equal(bpfstash_agent_lookup(a, 0xffffffffc0000000ull + ((n - 10) % 4096) * 64,
+					       (n - 9) * step + 500, 0, &hit), 0);
+	assert_int_equal(hit.prog_id, n - 9);
+	assert_int_equal(bpfstash_agent_lookup(a, 0xffffffffc0000000ull + ((n / 2) % 4096) * 64,
+					       (n / 2 + 1) * step + 500, 0, &hit), -ENOENT);
+	bpfstash_agent_close(a);
+	rmdir(dir);
+}
+
+/*
+ * bpfstash_agent_lookup() copies into the caller's struct, as much as it
+ * holds: a caller of an older, smaller struct gets its part and nothing
+ * past it; the line's fields need the whole struct.
+ */
+static void test_lookup_sized(void **state)
+{
+	struct scene *sc = *state;
+	struct bpfstash_agent_hit hit = { .sz = sizeof(hit) };
+	uint8_t small[sizeof(hit) + 16];
+	size_t part = offsetof(struct bpfstash_agent_hit, line);
+	struct bpfstash_agent_stats st;
+
+	feed_prog(sc, sc->et, 10);
+	assert_true(bpfstash_agent_poll(sc->a, 0) > 0);
+	/* Found; its entry is not in the scene's stash: no line, and why. */
+	assert_int_equal(bpfstash_agent_lookup(sc->a, sc->shared, 0, BPFSTASH_AGENT_LOOKUP_LINE,
+					       &hit), 0);
+	assert_false(hit.has_line);
+	assert_int_equal(hit.line_err, -ENOENT);
+	hit.sz = sizeof(hit);
+	assert_int_equal(bpfstash_agent_lookup(sc->a, sc->shared, 0, 0, &hit), 0);
+	assert_int_equal(hit.prog_id, bpfstash_entry_meta(sc->et)->prog_id);
+	assert_string_equal(hit.func_name, bpfstash_entry_func_name(sc->et, 0));
+	assert_int_equal(hit.offset, 8);
+	memset(small, 0xaa, sizeof(small));
+	((struct bpfstash_agent_hit *)small)->sz = part;
+	assert_int_equal(bpfstash_agent_lookup(sc->a, sc->shared, 0, 0, (void *)small), 0);
+	assert_memory_equal(small + sizeof(size_t), (uint8_t *)&hit + sizeof(size_t),
+			    part - sizeof(size_t));
+	assert_int_equal(small[part], 0xaa);
+	assert_int_equal(bpfstash_agent_lookup(sc->a, sc->shared, 0, BPFSTASH_AGENT_LOOKUP_LINE,
+					       (void *)small), -EINVAL);
+	((struct bpfstash_agent_hit *)small)->sz = part - 1;
+	assert_int_equal(bpfstash_agent_lookup(sc->a, sc->shared, 0, 0, (void *)small), -EINVAL);
+	assert_int_equal(bpfstash_agent_lookup(sc->a, sc->shared, 0, 1u << 9, &hit), -EINVAL);
+	assert_int_equal(bpfstash_agent_get_stats_sized(sc->a, &st, 8), -EINVAL);
+}
+
 /* The library running says its version, which the headers' macros give. */
 static void test_versions(void **state)
 {
@@ -852,6 +968,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
 		cmocka_unit_test(test_attr),
 		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_week_of_churn),
+		cmocka_unit_test_setup_teardown(test_lookup_sized, setup, teardown),
 		cmocka_unit_test(test_opts_grow),
 		cmocka_unit_test(test_no_mmap3),
 	};

@@ -21,12 +21,23 @@
  * by bisection; a range belongs to a program, which holds the times.
  * Ranges of programs that held the same address at different times sit
  * side by side, and the time picks one.  New ranges wait in a small
- * unsorted array that is sorted and merged in before the next lookup.
+ * unsorted array that is sorted and merged in at the end of the poll.
+ *
+ * Memory is bounded: a program unloaded longer ago than opts.forget_ns
+ * before the newest record applied is forgotten at a poll, and at most
+ * opts.max_entries entries are kept for line lookups (the least recently
+ * used goes).  Threads: one poller (poll, flush, feed, recover) and any
+ * number of lookups.  The poller holds a.lock for writing while it
+ * changes the index, lookups hold it for reading; the entry cache has its
+ * own mutex, taken under a.lock.  Events are emitted with a.lock held for
+ * writing: a lookup from the event callback runs in the poller's thread,
+ * which bst_writer names, and takes no lock.
  */
 #define _GNU_SOURCE
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +52,9 @@
 #include "internal.h"
 
 #define BST_MMAP3_STASHED		(1U << 0)
+/* Defaults of opts.forget_ns and opts.max_entries. */
+#define BST_FORGET_NS			(600ull * 1000000000ull)
+#define BST_MAX_ENTRIES			256
 /* How long a poll waits at most while records are held back. */
 #define BST_HOLD_MS			10
 /* A record this far ahead of the clock did not come from a ring. */
@@ -102,6 +116,8 @@ struct bst_prog {
 	bool in_id_map;
 	struct bpfstash_entry *entry;	/* loaded on the first line lookup */
 	int entry_err;
+	uint64_t entry_used;		/* a.entry_clock at its last line lookup */
+	bool forgotten;
 };
 
 struct bst_range {
@@ -154,7 +170,42 @@ struct bpfstash_agent {
 	struct bpfstash_agent_stats stats;
 	uint64_t lost_unrecovered;	/* records lost since the last recovery */
 	bool settle;			/* look at the stash once more after a recovery */
+	uint64_t newest;		/* the newest record's time applied */
+	uint64_t forget_ns, max_entries;
+	pthread_rwlock_t lock;		/* the index: the poller writes, lookups read */
+	pthread_mutex_t entry_lock;	/* the entry cache and a.stash */
+	uint64_t entry_clock, nr_entries, entries_evicted;	/* under entry_lock */
 };
+
+/* The agent whose lock this thread holds for writing (its event callback). */
+static __thread const struct bpfstash_agent *bst_writer;
+
+static void write_lock(struct bpfstash_agent *a)
+{
+	pthread_rwlock_wrlock(&a->lock);
+	bst_writer = a;
+}
+
+static void write_unlock(struct bpfstash_agent *a)
+{
+	bst_writer = NULL;
+	pthread_rwlock_unlock(&a->lock);
+}
+
+/* Lookups: no lock in the poller's own event callback, which holds it. */
+static bool read_lock(struct bpfstash_agent *a)
+{
+	if (bst_writer == a)
+		return false;
+	pthread_rwlock_rdlock(&a->lock);
+	return true;
+}
+
+static void read_unlock(struct bpfstash_agent *a, bool locked)
+{
+	if (locked)
+		pthread_rwlock_unlock(&a->lock);
+}
 
 static int prog_hash_cmp(const void *a, const void *b)
 {
@@ -444,17 +495,13 @@ static size_t first_after(const struct bst_range *r, size_t lo, size_t hi, uint6
 	return lo;
 }
 
-int bpfstash_agent_resolve(struct bpfstash_agent *a, uint64_t addr, uint64_t time,
-			   struct bpfstash_agent_sym *sym)
+static int bst_resolve(const struct bpfstash_agent *a, uint64_t addr, uint64_t time,
+		       struct bpfstash_agent_sym *sym)
 {
 	const struct bst_range *rs;
 	size_t hi;
-	int err;
 
 	memset(sym, 0, sizeof(*sym));
-	err = index_merge(a);
-	if (err)
-		return err;
 	rs = a->ranges;
 	hi = first_after(rs, 0, a->nr_ranges, addr, false);
 	/*
@@ -507,6 +554,16 @@ int bpfstash_agent_resolve(struct bpfstash_agent *a, uint64_t addr, uint64_t tim
 	return -ENOENT;
 }
 
+int bpfstash_agent_resolve(struct bpfstash_agent *a, uint64_t addr, uint64_t time,
+			   struct bpfstash_agent_sym *sym)
+{
+	bool locked = read_lock(a);
+	int err = bst_resolve(a, addr, time, sym);
+
+	read_unlock(a, locked);
+	return err;
+}
+
 static int open_stash(struct bpfstash_agent *a)
 {
 	if (a->stash)
@@ -514,26 +571,128 @@ static int open_stash(struct bpfstash_agent *a)
 	return bpfstash_open(a->root, &a->stash);
 }
 
+/*
+ * @p's entry, read on first use; with a.entry_lock held.  Past
+ * opts.max_entries, the least recently used program's entry goes.
+ */
+static int entry_get(struct bpfstash_agent *a, struct bst_prog *p)
+{
+	p->entry_used = ++a->entry_clock;
+	if (p->entry || p->entry_err)
+		return p->entry_err;
+	if (a->nr_entries >= a->max_entries) {
+		struct bst_prog *lru = NULL;
+		size_t i;
+
+		for (i = 0; i < a->nr_progs; i++) {
+			struct bst_prog *q = a->progs[i];
+
+			if (q->entry && (!lru || q->entry_used < lru->entry_used))
+				lru = q;
+		}
+		if (lru) {
+			bpfstash_entry_free(lru->entry);
+			lru->entry = NULL;
+			a->nr_entries--;
+			a->entries_evicted++;
+		}
+	}
+	p->entry_err = open_stash(a);
+	if (!p->entry_err)
+		p->entry_err = bpfstash_entry_load(a->stash, p->pub.hash, 0, &p->entry);
+	if (!p->entry_err)
+		a->nr_entries++;
+	return p->entry_err;
+}
+
 int bpfstash_agent_resolve_line(struct bpfstash_agent *a, const struct bpfstash_agent_sym *sym,
 				const struct bpfstash_entry **entry, struct bpfstash_location *loc)
 {
 	struct bst_prog *p;
+	bool locked;
+	int err;
 
 	if (!sym->prog || !sym->func)
 		return -EINVAL;
 	p = (struct bst_prog *)sym->prog;
 	if (!p->pub.stashed)
 		return -ENODATA;
-	if (!p->entry && !p->entry_err) {
-		p->entry_err = open_stash(a);
-		if (!p->entry_err)
-			p->entry_err = bpfstash_entry_load(a->stash, p->pub.hash, 0, &p->entry);
-	}
-	if (p->entry_err)
-		return p->entry_err;
-	if (entry)
+	locked = read_lock(a);
+	pthread_mutex_lock(&a->entry_lock);
+	err = entry_get(a, p);
+	if (!err && entry)
 		*entry = p->entry;
-	return bpfstash_entry_resolve(p->entry, sym->func->addr + sym->offset, loc);
+	if (!err)
+		err = bpfstash_entry_resolve(p->entry, sym->func->addr + sym->offset, loc);
+	pthread_mutex_unlock(&a->entry_lock);
+	read_unlock(a, locked);
+	return err;
+}
+
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
+int bpfstash_agent_lookup(struct bpfstash_agent *a, uint64_t addr, uint64_t time,
+			  unsigned int flags, struct bpfstash_agent_hit *hit)
+{
+	struct bpfstash_agent_hit h = { .sz = sizeof(h) };
+	struct bpfstash_agent_sym sym;
+	size_t sz = hit->sz;
+	bool locked;
+	int err;
+
+	if (sz < offsetof(struct bpfstash_agent_hit, line) ||
+	    (flags & ~BPFSTASH_AGENT_LOOKUP_LINE) ||
+	    ((flags & BPFSTASH_AGENT_LOOKUP_LINE) && sz < sizeof(h)))
+		return -EINVAL;
+	locked = read_lock(a);
+	err = bst_resolve(a, addr, time, &sym);
+	if (!err) {
+		const struct bst_prog *p = (const struct bst_prog *)sym.prog;
+
+		h.prog_id = p->pub.id;
+		h.stashed = p->pub.stashed;
+		h.load_time = p->pub.load_time;
+		h.unload_time = p->pub.unload_time;
+		copy_str(h.hash, sizeof(h.hash), p->pub.hash);
+		copy_str(h.prog_name, sizeof(h.prog_name), p->pub.name);
+		if (sym.func) {
+			h.func_index = sym.func->index;
+			h.func_addr = sym.func->addr;
+			h.func_len = sym.func->len;
+			copy_str(h.func_name, sizeof(h.func_name), sym.func->name);
+		}
+		h.offset = sym.offset;
+	}
+	if (!err && (flags & BPFSTASH_AGENT_LOOKUP_LINE) && sym.func) {
+		struct bst_prog *p = (struct bst_prog *)sym.prog;
+		struct bpfstash_location loc;
+
+		h.line_err = -ENODATA;
+		if (p->pub.stashed) {
+			pthread_mutex_lock(&a->entry_lock);
+			h.line_err = entry_get(a, p);
+			if (!h.line_err)
+				h.line_err = bpfstash_entry_resolve(p->entry, addr, &loc);
+			if (!h.line_err && loc.has_line) {
+				h.has_line = true;
+				h.line = loc.line;
+				h.col = loc.col;
+				copy_str(h.file, sizeof(h.file), loc.file);
+				copy_str(h.source, sizeof(h.source), loc.source);
+			}
+			pthread_mutex_unlock(&a->entry_lock);
+		}
+	}
+	read_unlock(a, locked);
+	/* The caller's struct: as much of ours as it holds, zero past ours. */
+	memcpy(hit, &h, sz < sizeof(h) ? sz : sizeof(h));
+	if (sz > sizeof(h))
+		memset((uint8_t *)hit + sizeof(h), 0, sz - sizeof(h));
+	hit->sz = sz;
+	return err;
 }
 
 /* "bpf_prog_<16 hex>_<name>": the tag and the program's name. */
@@ -794,6 +953,11 @@ static int scan_stash(struct bpfstash_agent *a, enum bpfstash_agent_source sourc
 		if (bpfstash_entry_load(a->stash, names[i], p ? BPFSTASH_LOAD_META : 0, &e))
 			continue;	/* deleted meanwhile, or unreadable: no answer */
 		m = bpfstash_entry_meta(e);
+		if (!p && m->unload_time && a->newest > a->forget_ns &&
+		    m->unload_time < a->newest - a->forget_ns) {
+			bpfstash_entry_free(e);	/* would be forgotten at once */
+			continue;
+		}
 		if (p) {
 			if (m->unload_time) {
 				prog_unloaded(a, p, m->unload_time, true);
@@ -850,7 +1014,7 @@ static int scan_stash(struct bpfstash_agent *a, enum bpfstash_agent_source sourc
 	return err;
 }
 
-int bpfstash_agent_recover(struct bpfstash_agent *a)
+static int recover(struct bpfstash_agent *a)
 {
 	struct bpfstash_agent_event ev = { .type = BPFSTASH_AGENT_RECOVERED };
 	struct timespec ts;
@@ -943,6 +1107,67 @@ struct bst_rec {
 	size_t off;
 };
 
+/* Take the ranges of forgotten programs (@gone) out of @r. */
+static size_t ranges_drop(struct bst_range *r, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (!r[i].prog->forgotten)
+			r[k++] = r[i];
+	return k;
+}
+
+/*
+ * Forget the programs unloaded longer than opts.forget_ns before the
+ * newest record applied: their ranges, names and entries.  With a.lock
+ * held for writing.  A lookup at such a time finds nothing, as it would
+ * once the stash's entry was gone.
+ */
+static void forget(struct bpfstash_agent *a)
+{
+	size_t i, k, n = 0;
+
+	if (a->newest <= a->forget_ns)
+		return;
+	for (i = 0; i < a->nr_progs; i++) {
+		struct bst_prog *p = a->progs[i];
+
+		if (p->pub.unload_time && p->announced &&
+		    p->pub.unload_time < a->newest - a->forget_ns) {
+			p->forgotten = true;
+			n++;
+		}
+	}
+	if (!n)
+		return;
+	a->nr_ranges = ranges_drop(a->ranges, a->nr_ranges);
+	a->nr_pending = ranges_drop(a->pending, a->nr_pending);
+	for (i = 0, k = 0; i < a->nr_progs; i++) {
+		struct bst_prog *p = a->progs[i];
+		uint32_t f;
+
+		if (!p->forgotten) {
+			a->progs[k++] = p;
+			continue;
+		}
+		if (p->pub.stashed && find_hash(a, p->pub.hash) == p)
+			tdelete(p, &a->by_hash, prog_hash_cmp);
+		a->stats.ranges -= p->pub.nr_funcs;
+		for (f = 0; f < p->pub.nr_funcs; f++)
+			free((char *)p->funcs[f].name);
+		if (p->entry) {
+			bpfstash_entry_free(p->entry);
+			a->nr_entries--;
+		}
+		free(p->funcs);
+		free(p);
+	}
+	a->nr_progs = k;
+	a->stats.programs -= n;
+	a->stats.forgotten += n;
+}
+
 static uint64_t boottime_ns(void)
 {
 	struct timespec ts;
@@ -1031,6 +1256,8 @@ static int process(struct bpfstash_agent *a, uint64_t start)
 			i = future;
 		if (i == n)
 			break;
+		if (recs[i].time > a->newest)
+			a->newest = recs[i].time;
 		ret = apply(a, (const void *)(a->batch + recs[i].off));
 		if (ret == -EBADMSG)
 			a->stats.bad_records++;
@@ -1056,7 +1283,7 @@ static int process(struct bpfstash_agent *a, uint64_t start)
 
 		ev.time = boottime_ns();
 		emit(a, &ev);
-		ret = bpfstash_agent_recover(a);
+		ret = recover(a);
 		if (ret && !err)
 			err = ret;
 		a->settle = true;
@@ -1077,6 +1304,7 @@ static int process(struct bpfstash_agent *a, uint64_t start)
 	}
 	if (!err)
 		err = index_merge(a);
+	forget(a);
 	return err ? err : (int)fresh;
 }
 
@@ -1117,20 +1345,38 @@ int bpfstash_agent_poll(struct bpfstash_agent *a, int timeout_ms)
 			return -errno;
 	}
 	start = boottime_ns();
+	write_lock(a);
 	err = drain(a);
-	if (err < 0)
-		return err;
-	return process(a, start);
+	if (err >= 0)
+		err = process(a, start);
+	write_unlock(a);
+	return err;
 }
 
 int bpfstash_agent_flush(struct bpfstash_agent *a)
 {
-	int err = drain(a);
+	int err;
 
-	if (err < 0)
-		return err;
-	a->horizon = UINT64_MAX;
-	return process(a, boottime_ns());
+	write_lock(a);
+	err = drain(a);
+	if (err >= 0) {
+		a->horizon = UINT64_MAX;
+		err = process(a, boottime_ns());
+	}
+	write_unlock(a);
+	return err;
+}
+
+int bpfstash_agent_recover(struct bpfstash_agent *a)
+{
+	int err;
+
+	write_lock(a);
+	err = recover(a);
+	if (!err)
+		err = index_merge(a);
+	write_unlock(a);
+	return err;
 }
 
 void bpfstash_agent_attr(struct perf_event_attr *attr)
@@ -1289,6 +1535,16 @@ int bpfstash_agent_open(const struct bpfstash_agent_opts *opts, struct bpfstash_
 		return -ENOMEM;
 	a->epfd = -1;
 	a->horizon = boottime_ns();
+	{
+		pthread_rwlockattr_t attr;
+
+		/* Lookups in a loop must not keep the poller out. */
+		pthread_rwlockattr_init(&attr);
+		pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&a->lock, &attr);
+		pthread_rwlockattr_destroy(&attr);
+		pthread_mutex_init(&a->entry_lock, NULL);
+	}
 	if (opts)
 		memcpy(&a->opts, opts, opts->sz < sizeof(a->opts) ? opts->sz : sizeof(a->opts));
 	a->opts.sz = sizeof(a->opts);
@@ -1298,6 +1554,8 @@ int bpfstash_agent_open(const struct bpfstash_agent_opts *opts, struct bpfstash_
 		return -ENOMEM;
 	}
 	a->opts.root = a->root;
+	a->forget_ns = a->opts.forget_ns ? a->opts.forget_ns : BST_FORGET_NS;
+	a->max_entries = a->opts.max_entries ? a->opts.max_entries : BST_MAX_ENTRIES;
 	err = 0;
 	if (!(a->opts.flags & BPFSTASH_AGENT_NO_RINGS))
 		err = open_rings(a);
@@ -1351,6 +1609,8 @@ void bpfstash_agent_close(struct bpfstash_agent *a)
 	free(a->batch);
 	bpfstash_close(a->stash);
 	free(a->root);
+	pthread_rwlock_destroy(&a->lock);
+	pthread_mutex_destroy(&a->entry_lock);
 	free(a);
 }
 
@@ -1359,7 +1619,30 @@ int bpfstash_agent_fd(const struct bpfstash_agent *a)
 	return a->epfd;
 }
 
+int bpfstash_agent_get_stats_sized(struct bpfstash_agent *a, struct bpfstash_agent_stats *stats,
+				   size_t size)
+{
+	struct bpfstash_agent_stats st;
+	bool locked;
+
+	if (size < offsetof(struct bpfstash_agent_stats, forgotten))
+		return -EINVAL;
+	locked = read_lock(a);
+	st = a->stats;
+	pthread_mutex_lock(&a->entry_lock);
+	st.entries_cached = a->nr_entries;
+	st.entries_evicted = a->entries_evicted;
+	pthread_mutex_unlock(&a->entry_lock);
+	read_unlock(a, locked);
+	memcpy(stats, &st, size < sizeof(st) ? size : sizeof(st));
+	if (size > sizeof(st))
+		memset((uint8_t *)stats + sizeof(st), 0, size - sizeof(st));
+	return 0;
+}
+
+/* The struct as LIBBPFSTASH_0.3 had it: the fields before forgotten. */
 void bpfstash_agent_get_stats(const struct bpfstash_agent *a, struct bpfstash_agent_stats *stats)
 {
-	*stats = a->stats;
+	bpfstash_agent_get_stats_sized((struct bpfstash_agent *)a, stats,
+				       offsetof(struct bpfstash_agent_stats, forgotten));
 }

@@ -543,6 +543,14 @@ struct bpfstash_agent_opts {
 	unsigned int flags;
 	bpfstash_agent_event_fn event_fn;	/* may be NULL */
 	void *ctx;
+	/*
+	 * LIBBPFSTASH_1.1: the memory bound.  A program unloaded longer than
+	 * @forget_ns before the newest record applied is forgotten (0: 600 s);
+	 * at most @max_entries entries are kept for line lookups, the least
+	 * recently used goes (0: 256).  ~0: never.
+	 */
+	uint64_t forget_ns;
+	size_t max_entries;
 };
 
 /*
@@ -605,6 +613,16 @@ struct bpfstash_agent_sym {
 };
 
 /*
+ * Threads (LIBBPFSTASH_1.1): one thread polls (bpfstash_agent_poll(),
+ * _flush(), _feed(), _recover()); any number of others look up at the
+ * same time (bpfstash_agent_lookup(), which copies what it finds into the
+ * caller's struct, and bpfstash_agent_get_stats_sized()).  The pointers
+ * bpfstash_agent_resolve() and _resolve_line() hand out point into the
+ * agent's index: they stay valid until the next poll, and only while no
+ * poll runs; a program forgotten or an entry evicted takes its strings
+ * with it.  Use them from the polling thread (the event callback
+ * included), or use bpfstash_agent_lookup().
+ *
  * The program that held @addr at @time (CLOCK_BOOTTIME ns; 0: now, a
  * loaded program's): 0 and @sym filled, or -ENOENT.  At a reused address
  * the time decides; a program is held from its load time, included, to
@@ -621,6 +639,42 @@ int bpfstash_agent_resolve(struct bpfstash_agent *agent, uint64_t addr, uint64_t
 int bpfstash_agent_resolve_line(struct bpfstash_agent *agent, const struct bpfstash_agent_sym *sym,
 				const struct bpfstash_entry **entry, struct bpfstash_location *loc);
 
+/*
+ * What a lookup found, copied (LIBBPFSTASH_1.1): the caller sets @sz to
+ * its sizeof, and gets as much as it holds; a later library with a
+ * larger struct zeroes nothing past @sz.  Strings are cut to their arrays.
+ */
+struct bpfstash_agent_hit {
+	size_t sz;
+	uint32_t prog_id;		/* 0: an image */
+	uint32_t func_index;
+	uint64_t func_addr;
+	uint64_t offset;		/* in the function */
+	uint32_t func_len;
+	bool stashed;
+	uint64_t load_time, unload_time;	/* CLOCK_BOOTTIME ns; unload 0: loaded */
+	char hash[BPFSTASH_HEX_LEN + 1];	/* "" if refused */
+	char prog_name[BPFSTASH_NAME_LEN];
+	char func_name[128];		/* kallsyms name */
+	/* With BPFSTASH_AGENT_LOOKUP_LINE (and @sz covering them): */
+	int line_err;			/* 0, -ENODATA (refused), or reading the entry */
+	bool has_line;
+	uint32_t line, col;
+	char file[256];
+	char source[256];
+};
+
+#define BPFSTASH_AGENT_LOOKUP_LINE	(1u << 0)	/* file, line, column and source */
+
+/*
+ * bpfstash_agent_resolve() (and with BPFSTASH_AGENT_LOOKUP_LINE,
+ * _resolve_line()) into @hit, safe beside a polling thread: 0, -ENOENT,
+ * or -EINVAL for an unknown flag or a @hit->sz too small (the line's
+ * fields need the whole struct of this header).
+ */
+int bpfstash_agent_lookup(struct bpfstash_agent *agent, uint64_t addr, uint64_t time,
+			  unsigned int flags, struct bpfstash_agent_hit *hit);
+
 struct bpfstash_agent_stats {
 	uint64_t records;		/* MMAP3 and unload records applied */
 	uint64_t lost;			/* records the kernel dropped */
@@ -631,10 +685,22 @@ struct bpfstash_agent_stats {
 	uint64_t recoveries;
 	uint64_t recovered_loads;
 	uint64_t recovered_unloads;
+	/* LIBBPFSTASH_1.1, through bpfstash_agent_get_stats_sized() only: */
+	uint64_t forgotten;		/* programs forgotten (opts.forget_ns) */
+	uint64_t entries_cached;	/* entries kept for line lookups now */
+	uint64_t entries_evicted;	/* over opts.max_entries */
 };
 
+/* The fields up to recovered_unloads (LIBBPFSTASH_0.3's struct). */
 void bpfstash_agent_get_stats(const struct bpfstash_agent *agent,
 			      struct bpfstash_agent_stats *stats);
+/*
+ * All of them, into a struct of @size bytes, the caller's sizeof
+ * (LIBBPFSTASH_1.1): zero past what this library knows.  0, or -EINVAL if
+ * @size does not reach forgotten.
+ */
+int bpfstash_agent_get_stats_sized(struct bpfstash_agent *agent, struct bpfstash_agent_stats *stats,
+				   size_t size);
 
 #ifdef __cplusplus
 }
