@@ -53,6 +53,7 @@ git -C "$top" rev-parse --verify -q "$rev^{commit}" > /dev/null ||
 	die "$rev's patches/ differ from this checkout's; this A/B swaps only the store's own files (see --rev-bench)"
 
 files="kernel/bpf/stash.c kernel/bpf/stash.h kernel/bpf/stash_blob.c
+kernel/bpf/stash_prog.c kernel/bpf/stash_control.c
 kernel/bpf/stash_image.c kernel/bpf/stash_kunit.c include/linux/bpfstash.h
 include/uapi/linux/bpfstash.h include/trace/events/bpfstash.h"
 revprogs=$top/build/bench/hook-progs
@@ -82,6 +83,18 @@ for f in $files; do
 		git -C "$top" show "$rev:$f" > "$abtree/$f"
 	fi
 done
+# The store's objects are those of its files REV has (its stash.c held
+# what stash_prog.c and stash_control.c hold now); stash_image.o keeps its
+# own line.  The Makefile is a hard link of build/linux's: replaced, not
+# edited.
+mk=$abtree/kernel/bpf/Makefile
+objs=""
+for o in stash stash_prog stash_control stash_blob; do
+	[ -f "$abtree/kernel/bpf/$o.c" ] && objs="$objs $o.o"
+done
+sed "s/^obj-\$(CONFIG_BPFSTASH) += stash\.o .*/obj-\$(CONFIG_BPFSTASH) +=$objs/" "$mk" > "$mk.new"
+rm -f "$mk"
+mv "$mk.new" "$mk"
 # REV's programs, as hook-kunit.sh lays them out, from REV's fixtures.
 if [ "$rev_bench" = 1 ]; then
 	rm -rf "$revprogs" "$revprogs.fixtures"

@@ -23,6 +23,7 @@
 #                    in the stream, for the patched perf;
 #   buildid_cache    every entry a sample hit is in ~/.debug, as an ELF file
 #                    whose build-id is the entry's hash;
+#   annotate_all     perf annotate of the whole recording exits 0
 #   annotate         perf annotate on one of those unloaded programs shows
 #                    its disassembly with its C source lines;
 #   malformed        corrupted MMAP3 records are reported and skipped,
@@ -206,17 +207,37 @@ elif [ "$("$bpfstash" -j show "$hash" | jq -r .loaded)" != false ]; then
 	fail annotate "$hash is still loaded"
 else
 	"$perf" annotate --stdio -i patched.data -d "$S/$hash" > annotate.txt 2> annotate.err
+	ast=$?
 	insns=$(grep -cE '^ +[0-9.]+ : +ffffffff[0-9a-f]+: +[a-z]' annotate.txt)
 	# Source lines: the annotation's lines that are lines of churn.bpf.c.
 	sed -n 's/^ *: [0-9]* *//p' annotate.txt | sed 's/^[[:space:]]*//' | sort -u > annotate.src
 	sed 's/^[[:space:]]*//' "$src" | grep -v '^$' > churn.src
 	srcs=$(grep -cxFf churn.src annotate.src)
 	funcs=$(grep -c "^ Percent.*Source code & Disassembly" annotate.txt)
-	if [ "$insns" -ge 10 ] && [ "$srcs" -ge 3 ]; then
+	if [ "$ast" != 0 ]; then
+		fail annotate "perf annotate exited $ast: $(tail -c 300 annotate.err)"
+	elif [ "$insns" -ge 10 ] && [ "$srcs" -ge 3 ]; then
 		note annotate "$hash (unloaded): $funcs functions, $insns instructions, $srcs distinct source lines of churn.bpf.c"
 		pass annotate
 	else
 		fail annotate "$insns instructions, $srcs source lines: $(head -c 300 annotate.err)"
+	fi
+fi
+# Every symbol of the recording at once (every program's entry, the
+# kernel's, the workload's): it must end well, whatever it can show.
+"$perf" annotate --stdio -i patched.data > annotate-all.txt 2> annotate-all.err
+ast=$?
+if [ "$ast" = 0 ]; then
+	note annotate_all "$(grep -c "^ Percent.*Source code & Disassembly" annotate-all.txt) functions annotated, exit 0"
+	pass annotate_all
+else
+	fail annotate_all "perf annotate of the whole recording exited $ast: $(tail -c 300 annotate-all.err)"
+	if [ -n "${PERF_DEBUG:-}" ] && command -v gdb > /dev/null; then
+		gdb -batch -ex run -ex bt -ex 'info registers' --args "$perf" annotate --stdio \
+			-i patched.data > annotate-all.gdb 2>&1
+		mkdir -p "${BPFSTASH_RESULTS:-/tmp}/perf"
+		cp annotate-all.gdb patched.data "${BPFSTASH_RESULTS:-/tmp}/perf/"
+		tar -C "$HOME" -cf "${BPFSTASH_RESULTS:-/tmp}/perf/debug.tar" .debug
 	fi
 fi
 
@@ -332,11 +353,14 @@ elif [ "$("$bpfstash" -j show "$thash" | jq -r .loaded)" != false ]; then
 	fail trampoline "$thash ($tramp) is still loaded"
 else
 	"$perf" annotate --stdio -i kfunc.data -d "$S/$thash" > tramp.annotate 2> tramp.err
+	tst=$?
 	tinsns=$(grep -cE '^ +[0-9.]+ : +ffffffff[0-9a-f]+: +[a-z]' tramp.annotate)
 	"$base" annotate --stdio -i kfunc.data -s "$tramp" > tramp.base 2> tramp.base.err
 	binsns=$(grep -cE '^ +[0-9.]+ : +ffffffff[0-9a-f]+: +[a-z]' tramp.base)
 	tname=$("$bpfstash" -j show "$thash" | jq -r '.functions[0].name // empty')
-	if [ "$tinsns" -ge 5 ] && [ "$tname" = "$tramp" ]; then
+	if [ "$tst" != 0 ]; then
+		fail trampoline "perf annotate exited $tst: $(tail -c 300 tramp.err)"
+	elif [ "$tinsns" -ge 5 ] && [ "$tname" = "$tramp" ]; then
 		note trampoline "$tn samples in $tramp (unloaded), entry $thash: perf annotate disassembles it ($tinsns instructions); the unpatched perf shows $binsns"
 		pass trampoline
 	else
@@ -390,5 +414,5 @@ else
 fi
 # What a failure needs to be understood, kept with the results.
 mkdir -p "${BPFSTASH_RESULTS:-/tmp}/perf" &&
-	cp ./*.truth ./*.misses ./*.err annotate.txt tramp.annotate tramp.base ./*.log ./*.mangle "${BPFSTASH_RESULTS:-/tmp}/perf/" 2> /dev/null
+	cp ./*.truth ./*.misses ./*.err annotate.txt annotate-all.txt tramp.annotate tramp.base ./*.log ./*.mangle "${BPFSTASH_RESULTS:-/tmp}/perf/" 2> /dev/null
 exit $rc
