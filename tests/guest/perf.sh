@@ -232,6 +232,8 @@ if [ "$ast" = 0 ]; then
 	pass annotate_all
 else
 	fail annotate_all "perf annotate of the whole recording exited $ast: $(tail -c 300 annotate-all.err)"
+	# PERF_DEBUG=1 (a SUITES word): the backtrace, the recording and
+	# ~/.debug into the results, to run perf on the host against them.
 	if [ -n "${PERF_DEBUG:-}" ] && command -v gdb > /dev/null; then
 		gdb -batch -ex run -ex bt -ex 'info registers' --args "$perf" annotate --stdio \
 			-i patched.data > annotate-all.gdb 2>&1
