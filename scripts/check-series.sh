@@ -121,6 +121,8 @@ perf_targets() {
 	local f
 	for f in "$@"; do
 		case "$f" in
+		# Each arch's annotate/instructions.c is #included by disasm.c.
+		tools/perf/arch/*/annotate/instructions.c) echo util/disasm.o ;;
 		tools/perf/*.c) echo "${f#tools/perf/}" | sed 's/\.c$/.o/' ;;
 		# libbpfstash, as perf builds it (patch 3/7 adds it).
 		tools/lib/bpfstash/*.c) echo "$pobj/libbpfstash/libbpfstash.a" ;;
