@@ -96,7 +96,7 @@ if ! mmdebstrap --variant=minbase --include="$include" \
 	--customize-hook='chroot "$1" sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends /tmp/debs/*.deb"' \
 	--customize-hook='rm -rf "$1/tmp/debs"' \
 	--customize-hook="copy-in $top/tests/deb/dev-check.sh /tmp" \
-	--customize-hook='chroot "$1" sh /tmp/dev-check.sh > "$1/tmp/dev-check.log" 2>&1; echo $? > "$1/tmp/dev-check.rc"' \
+	--customize-hook='chroot "$1" sh /tmp/dev-check.sh > "$1/root/dev-check.log" 2>&1; echo $? > "$1/root/dev-check.rc"' \
 	--customize-hook="copy-in $payload /usr/local/lib" \
 	--customize-hook='mv "$1/usr/local/lib/payload" "$1/usr/local/lib/bpfstash-test"' \
 	--customize-hook='mv "$1/usr/local/lib/bpfstash-test/bpfstash-install-test.service" "$1/etc/systemd/system/"' \
@@ -110,14 +110,14 @@ installed=$(chroot "$root" dpkg-query -W -f '${Package} ${Version}\n' \
 say "system: $(du -sm "$root" | cut -f1) MB, $(chroot "$root" dpkg-query -W | wc -l) packages, \
 installed by apt: $installed $(($(date +%s) - t0)) s"
 echo "  deb.image: $(($(date +%s) - t0)) s, $installed"
-cp "$root/tmp/dev-check.log" "$out/dev-check.log" 2>/dev/null
-if [ "$(cat "$root/tmp/dev-check.rc" 2>/dev/null)" = 0 ]; then
+# mmdebstrap empties the system's /tmp when it is done: the log is in /root.
+cp "$root/root/dev-check.log" "$out/dev-check.log" 2>/dev/null
+if [ "$(cat "$root/root/dev-check.rc" 2>/dev/null)" = 0 ]; then
 	echo "PASS deb.dev_package ($(grep '^libbpfstash ' "$out/dev-check.log"); pkg-config: $(sed -n 2p "$out/dev-check.log"))"
 else
 	fail dev_package "pkg-config or a build against libbpfstash-dev failed: $(tail -n 3 "$out/dev-check.log" | tr '\n' ' ') (build/deb-check/$kernel/dev-check.log)"
 fi
-rm -f "$root/tmp/dev-check.log" "$root/tmp/dev-check.rc" "$root/tmp/dev-check.sh" \
-	"$root/tmp/dev-check.c" "$root/tmp/dev-check"
+rm -f "$root/root/dev-check.log" "$root/root/dev-check.rc"
 
 # The kernels, for QEMU: bpfstash's (with its initramfs, if it has one),
 # and Debian's (always with one).
