@@ -1107,7 +1107,7 @@ struct bst_rec {
 	size_t off;
 };
 
-/* Take the ranges of forgotten programs (@gone) out of @r. */
+/* Take the ranges of forgotten programs out of the @n ranges at @r. */
 static size_t ranges_drop(struct bst_range *r, size_t n)
 {
 	size_t i, k = 0;
