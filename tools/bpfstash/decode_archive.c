@@ -180,29 +180,17 @@ static bool archive_name(const char *name, char hash[BPFSTASH_HEX_LEN + 1])
 /* Remove what the extraction left in the private directory, and it. */
 void decode_archive_close(struct decode_archive *ar)
 {
-	struct dirent *de, *fe;
-	DIR *d, *e;
-	int fd;
+	struct dirent *de;
+	DIR *d;
 
 	if (!ar->dir[0])
 		return;
 	bpfstash_close(ar->stash);
 	ar->stash = NULL;
 	d = opendir(ar->dir);
-	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-		e = fd >= 0 ? fdopendir(fd) : NULL;
-		while (e && (fe = readdir(e)))
-			if (fe->d_name[0] != '.')
-				unlinkat(dirfd(e), fe->d_name, 0);
-		if (e)
-			closedir(e);
-		else if (fd >= 0)
-			close(fd);
-		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
-	}
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			remove_entry_dir(dirfd(d), de->d_name);
 	if (d)
 		closedir(d);
 	rmdir(ar->dir);

@@ -1330,10 +1330,30 @@ int bpfstash_agent_feed(struct bpfstash_agent *a, const struct perf_event_header
 	return 0;
 }
 
+/*
+ * Read every ring and apply what is old enough, or with @all everything
+ * read: the poller's work, under the index's write lock.  The clock is
+ * read before the rings (see process()).
+ */
+static int read_and_apply(struct bpfstash_agent *a, bool all)
+{
+	uint64_t start = boottime_ns();
+	int err;
+
+	write_lock(a);
+	err = drain(a);
+	if (err >= 0) {
+		if (all)
+			a->horizon = UINT64_MAX;
+		err = process(a, start);
+	}
+	write_unlock(a);
+	return err;
+}
+
 int bpfstash_agent_poll(struct bpfstash_agent *a, int timeout_ms)
 {
 	struct epoll_event evs[8];
-	uint64_t start;
 	int err;
 
 	/* Records held back are applied by the next poll: come back soon. */
@@ -1344,27 +1364,12 @@ int bpfstash_agent_poll(struct bpfstash_agent *a, int timeout_ms)
 		if (err < 0 && errno != EINTR)
 			return -errno;
 	}
-	start = boottime_ns();
-	write_lock(a);
-	err = drain(a);
-	if (err >= 0)
-		err = process(a, start);
-	write_unlock(a);
-	return err;
+	return read_and_apply(a, false);
 }
 
 int bpfstash_agent_flush(struct bpfstash_agent *a)
 {
-	int err;
-
-	write_lock(a);
-	err = drain(a);
-	if (err >= 0) {
-		a->horizon = UINT64_MAX;
-		err = process(a, boottime_ns());
-	}
-	write_unlock(a);
-	return err;
+	return read_and_apply(a, true);
 }
 
 int bpfstash_agent_recover(struct bpfstash_agent *a)
