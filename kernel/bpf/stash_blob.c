@@ -16,6 +16,7 @@
  */
 #include <linux/btf.h>
 #include <linux/log2.h>
+#include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/rhashtable.h>
 #include <linux/slab.h>

@@ -11,7 +11,9 @@
  */
 #include <crypto/hash.h>
 #include <kunit/test.h>
+#include <linux/bpf_verifier.h>
 #include <linux/completion.h>
+#include <linux/kallsyms.h>
 #include <linux/kthread.h>
 
 static void bpfstash_test_digest(struct kunit *test)
