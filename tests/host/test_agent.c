@@ -114,6 +114,39 @@ static int teardown(void **state)
 }
 
 /*
+ * The sample_type of the records fed, 0 for the time alone (the agent's
+ * default).  With more, agent_feed() writes what sample_id_all adds in
+ * perf's order, the fields other than the time set to values that are no
+ * time of the test.
+ */
+static uint64_t t_feed_type;
+
+static int agent_feed(struct bpfstash_agent *a, struct perf_event_header *h)
+{
+	static const uint64_t bits[] = { PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
+					 PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
+					 PERF_SAMPLE_IDENTIFIER };
+	uint8_t buf[2048];
+	uint64_t time, v;
+	size_t i, n;
+
+	if (!t_feed_type)
+		return bpfstash_agent_feed(a, h);
+	memcpy(&time, (uint8_t *)h + h->size - 8, 8);
+	n = h->size - 8;
+	memcpy(buf, h, n);
+	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+		if (!(t_feed_type & bits[i]))
+			continue;
+		v = bits[i] == PERF_SAMPLE_TIME ? time : 0x7777000000000000ULL + i;
+		memcpy(buf + n, &v, 8);
+		n += 8;
+	}
+	((struct perf_event_header *)buf)->size = n;
+	return bpfstash_agent_feed(a, (void *)buf);
+}
+
+/*
  * Feed the record in @buf of @type whose fixed part is @fixed bytes, then
  * @name padded to 8 bytes and the sample_id time @secs, as the kernel
  * writes MMAP3 and KSYMBOL.
@@ -129,7 +162,7 @@ static void feed_named(struct scene *sc, uint8_t *buf, uint32_t type, size_t fix
 	h->size = fixed + name_len + 8;
 	memcpy(buf + fixed, name, strlen(name));
 	memcpy(buf + fixed + name_len, &t, 8);
-	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+	assert_int_equal(agent_feed(sc->a, h), 0);
 }
 
 /* The kernel's record for function @i of @e, at @secs. */
@@ -176,7 +209,7 @@ static void feed_unload(struct scene *sc, const struct bpfstash_entry *e, uint64
 	memcpy(buf + 8, &u16, 2);
 	memcpy(buf + 12, &id, 4);
 	memcpy(buf + 24, &t, 8);
-	assert_int_equal(bpfstash_agent_feed(sc->a, h), 0);
+	assert_int_equal(agent_feed(sc->a, h), 0);
 }
 
 static void feed_lost(struct scene *sc, uint64_t lost, uint64_t secs)
@@ -925,6 +958,53 @@ static void test_no_mmap3(void **state)
 	assert_int_equal(err, -EOPNOTSUPP);
 }
 
+/*
+ * Records whose events asked for more than the time (pid and tid, id,
+ * cpu, identifier, as perf record's side-band events do): the agent takes
+ * the time where opts.feed_sample_type puts it.  Taken from the last 8
+ * bytes, as before, the identifier would be every record's time.  Without
+ * PERF_SAMPLE_TIME the records cannot be ordered: refused at open.
+ */
+static void test_feed_sample_type(void **state)
+{
+	struct scene *sc = *state;
+	struct bpfstash_agent_opts o = { .sz = sizeof(o), .flags = BPFSTASH_AGENT_NO_RINGS,
+					 .event_fn = on_event, .root = sc->dir, .ctx = sc };
+	struct bpfstash_agent_stats st;
+	struct bpfstash_agent *a;
+	uint8_t buf[64] = {};
+
+	o.feed_sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CPU;
+	assert_int_equal(bpfstash_agent_open(&o, &a), -EINVAL);
+	o.feed_sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+			     PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+	bpfstash_agent_close(sc->a);
+	assert_int_equal(bpfstash_agent_open(&o, &sc->a), 0);
+	t_feed_type = o.feed_sample_type;
+	copy_all(sc);
+
+	feed_prog(sc, sc->el, 10);
+	feed_unload(sc, sc->el, 20);
+	feed_prog(sc, sc->et, 30);
+	/* A sample has no sample_id: not queued. */
+	((struct perf_event_header *)buf)->type = PERF_RECORD_SAMPLE;
+	((struct perf_event_header *)buf)->size = sizeof(buf);
+	assert_int_equal(bpfstash_agent_feed(sc->a, (void *)buf), 0);
+	/* Too short for its sample_id. */
+	((struct perf_event_header *)buf)->type = PERF_RECORD_BPF_EVENT;
+	((struct perf_event_header *)buf)->size = 40;
+	assert_int_equal(bpfstash_agent_feed(sc->a, (void *)buf), -EINVAL);
+	t_feed_type = 0;
+	assert_true(bpfstash_agent_flush(sc->a) > 0);
+
+	expect(sc, sc->shared, 15, sc->el, sc->large_func);
+	expect(sc, sc->shared, 25, NULL, 0);
+	expect(sc, sc->shared, 35, sc->et, 0);
+	bpfstash_agent_get_stats(sc->a, &st);
+	assert_int_equal(st.unknown_unloads, 0);
+	assert_int_equal(st.bad_records, 0);
+}
+
 static void test_bad_records(void **state)
 {
 	struct scene *sc = *state;
@@ -958,6 +1038,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_reuse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_feed_sample_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_time_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_across_polls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_recovers, setup, teardown),

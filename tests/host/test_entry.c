@@ -235,6 +235,23 @@ static void test_bad_btf_silent(void **state)
 	fixture_rmtree(dir);
 }
 
+/*
+ * The file bpfstash_error_detail() names: what comes before its first
+ * ':', or the last path component before it ("<hash>/meta: ...").
+ */
+static const char *detail_file(void)
+{
+	static char file[64];
+	const char *d = bpfstash_error_detail(), *colon = strchr(d, ':'), *p;
+
+	if (!colon)
+		return "";
+	for (p = colon; p > d && p[-1] != '/'; p--)
+		;
+	snprintf(file, sizeof(file), "%.*s", (int)(colon - p), p);
+	return file;
+}
+
 /* Truncated, oversized and missing files: a clear error each. */
 static void test_bad_sizes_and_missing_files(void **state)
 {
@@ -258,17 +275,23 @@ static void test_bad_sizes_and_missing_files(void **state)
 		buf = fixture_read_path(path, &size);
 		dfd = open(dir, O_RDONLY | O_DIRECTORY);
 
-		/* truncated by one byte */
+		/*
+		 * truncated by one byte; the reason names the file the check
+		 * failed on (LIBBPFSTASH_1.2)
+		 */
 		fixture_write_path(path, buf, size - 1);
 		assert_int_equal(bpfstash_entry_load_at(dfd, f.hash, 0, &e), -EBADMSG);
+		assert_string_equal(detail_file(), files[i]);
 		/* one byte too many */
 		buf = realloc(buf, size + 1);
 		buf[size] = 0;
 		fixture_write_path(path, buf, size + 1);
 		assert_int_equal(bpfstash_entry_load_at(dfd, f.hash, 0, &e), -EBADMSG);
+		assert_string_equal(detail_file(), files[i]);
 		/* huge: refused without reading it all */
 		fixture_write_huge(path, (size_t)65 << 20);
 		assert_int_equal(bpfstash_entry_load_at(dfd, f.hash, 0, &e), -EBADMSG);
+		assert_non_null(strstr(bpfstash_error_detail(), files[i]));
 		/* missing */
 		assert_int_equal(unlink(path), 0);
 		assert_int_equal(bpfstash_entry_load_at(dfd, f.hash, 0, &e), -ENOENT);
@@ -334,6 +357,95 @@ static int load_dir(const char *dir, const char *hash, struct bpfstash_entry **e
 		err = bpfstash_entry_verify(*e);
 	close(dfd);
 	return err;
+}
+
+static void zero_nr_funcs(uint8_t **m, size_t *size)
+{
+	((struct bpfstash_meta *)*m)->content.nr_funcs = 0;
+}
+
+static void set_reserved(uint8_t **m, size_t *size)
+{
+	((struct bpfstash_meta *)*m)->content.__reserved_2 = htole32(1);
+}
+
+static void grow_jited_len(uint8_t **m, size_t *size)
+{
+	struct bpfstash_content *c = &((struct bpfstash_meta *)*m)->content;
+
+	c->jited_len = htole32(le32toh(c->jited_len) + 1);
+}
+
+static void grow_btf_size(uint8_t **m, size_t *size)
+{
+	struct bpfstash_content *c = &((struct bpfstash_meta *)*m)->content;
+
+	c->btf_size = htole32(le32toh(c->btf_size) + 1);
+}
+
+static void bad_line_rec_size(uint8_t **m, size_t *size)
+{
+	((struct bpfstash_meta *)*m)->content.line_info_rec_size = htole32(12);
+}
+
+/*
+ * Each of these corruptions is -EBADMSG, and bpfstash_error_detail()
+ * names the check that failed (LIBBPFSTASH_1.2): before, every one of
+ * them was the same bare -EBADMSG.  A load that succeeds leaves the
+ * reason of the last failure; an entry whose bytes do not hash to its
+ * name says what they hash to.
+ */
+static void test_error_detail(void **state)
+{
+	static const struct {
+		void (*fn)(uint8_t **meta, size_t *size);
+		const char *want;
+	} cases[] = {
+		{ zero_nr_funcs, "meta: nr_funcs 0 is not in 1.." },
+		{ set_reserved, "meta: a reserved field of content is not 0" },
+		{ grow_jited_len, "meta's jited_len says" },
+		{ grow_btf_size, "btf: " },
+		{ bad_line_rec_size, "meta: line_info_rec_size 12 is not 16" },
+		{ shrink_meta_to_8, "meta: 8 bytes" },
+	};
+	struct bpfstash_entry *e = NULL;
+	struct fixture f;
+	char path[512];
+	unsigned char *b;
+	size_t i, size;
+
+	fixture_get("subprogs", &f);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char dir[] = "/tmp/bpfstash-detail-XXXXXX";
+
+		assert_non_null(mkdtemp(dir));
+		fixture_copy(&f, dir);
+		edit_meta(dir, f.hash, cases[i].fn);
+		assert_int_equal(load_dir(dir, f.hash, &e), -EBADMSG);
+		assert_null(e);
+		if (!strstr(bpfstash_error_detail(), cases[i].want))
+			fail_msg("case %zu: \"%s\" does not say \"%s\"", i,
+				 bpfstash_error_detail(), cases[i].want);
+		fixture_rmtree(dir);
+	}
+
+	{
+		char dir[] = "/tmp/bpfstash-detail-XXXXXX";
+
+		assert_non_null(mkdtemp(dir));
+		fixture_copy(&f, dir);
+		snprintf(path, sizeof(path), "%s/%s/jited", dir, f.hash);
+		b = fixture_read_path(path, &size);
+		b[size / 2] ^= 0x40;
+		fixture_write_path(path, b, size);
+		free(b);
+		assert_int_equal(load_dir(dir, f.hash, &e), -EBADMSG);
+		assert_non_null(strstr(bpfstash_error_detail(), "the content hashes to "));
+		assert_null(strstr(bpfstash_error_detail(), f.hash));
+		bpfstash_entry_free(e);
+		e = NULL;
+		fixture_rmtree(dir);
+	}
 }
 
 static uint32_t version_of(const char *dir, const char *hash)
@@ -507,6 +619,7 @@ int main(void)
 		cmocka_unit_test(test_list_and_verify_all),
 		cmocka_unit_test(test_fixture_states),
 		cmocka_unit_test(test_jited_equals_bpftool),
+		cmocka_unit_test(test_error_detail),
 		cmocka_unit_test(test_tamper_meta),
 		cmocka_unit_test(test_tamper_funcs),
 		cmocka_unit_test(test_tamper_jited),

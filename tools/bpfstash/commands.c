@@ -863,7 +863,7 @@ int do_verify(int argc, char **argv)
 	struct bpfstash *stash;
 	size_t count, i, failed = 0;
 	bool newer = false;
-	char **names, buf[96];
+	char **names, buf[352];
 	int ret;
 
 	ret = stash_open(&stash);
@@ -884,7 +884,10 @@ int do_verify(int argc, char **argv)
 			err = bpfstash_entry_verify(e);
 			bpfstash_entry_free(e);
 			if (err == -EBADMSG) {
-				report(names[i], NULL, NULL, "content does not hash to its name");
+				/* "the content hashes to <hash>" */
+				snprintf(buf, sizeof(buf), "content does not hash to its name (%s)",
+					 bpfstash_error_detail());
+				report(names[i], NULL, NULL, buf);
 				failed++;
 				continue;
 			}
@@ -913,7 +916,7 @@ int do_export(int argc, char **argv)
 	struct bpfstash *stash;
 	size_t count, i, failed = 0;
 	bool newer = false;
-	char **names, buf[96];
+	char **names, buf[352];
 	char path[4096];
 	int ret;
 
@@ -944,8 +947,9 @@ int do_export(int argc, char **argv)
 			bpfstash_entry_free(e);
 		}
 		if (err) {
-			report(names[i], NULL, NULL, err == -EBADMSG ?
-			       "corrupt or does not hash to its name: not exported" :
+			if (err == -EBADMSG)
+				snprintf(buf, sizeof(buf), "%s: not exported", errstr(err));
+			report(names[i], NULL, NULL, err == -EBADMSG ? buf :
 			       err == -EOPNOTSUPP ?
 			       "its code is of an architecture this tool cannot export" :
 			       entry_errstr(stash, names[i], err, buf, sizeof(buf)));

@@ -77,8 +77,15 @@ int usage_error(const char *fmt, ...)
 const char *errstr(int err)
 {
 	switch (err) {
-	case -EBADMSG:
-		return "corrupt (a file is truncated, oversized or inconsistent)";
+	case -EBADMSG: {
+		static char buf[320];
+		const char *why = bpfstash_error_detail();
+
+		if (!*why)
+			return "corrupt (a file is truncated, oversized or inconsistent)";
+		snprintf(buf, sizeof(buf), "corrupt: %s", why);
+		return buf;
+	}
 	case -EPROTONOSUPPORT:
 		return "a format this bpfstash does not read";
 	default:

@@ -140,6 +140,8 @@ struct bst_ring {
 
 struct bpfstash_agent {
 	struct bpfstash_agent_opts opts;
+	/* A fed record's sample_id: its bytes, and those after its time. */
+	uint32_t feed_id_len, feed_after_time;
 	char *root;
 	struct bpfstash *stash;		/* opened on first use */
 	int epfd;
@@ -1310,14 +1312,23 @@ static int process(struct bpfstash_agent *a, uint64_t start)
 
 int bpfstash_agent_feed(struct bpfstash_agent *a, const struct perf_event_header *rec)
 {
+	struct perf_event_header *h;
+	uint64_t time;
+	size_t size;
 	uint8_t *b;
 
 	if (rec->size < sizeof(*rec) || rec->size % 8)
 		return -EINVAL;
-	if (a->batch_len + rec->size > a->batch_cap) {
+	if (rec->type == PERF_RECORD_SAMPLE)
+		return 0;
+	if (rec->size < sizeof(*rec) + a->feed_id_len)
+		return -EINVAL;
+	/* Queued as the agent's own rings give it: the time ends the record. */
+	size = rec->size - a->feed_id_len + sizeof(time);
+	if (a->batch_len + size > a->batch_cap) {
 		size_t cap = a->batch_cap ? a->batch_cap * 2 : 65536;
 
-		while (cap < a->batch_len + rec->size)
+		while (cap < a->batch_len + size)
 			cap *= 2;
 		b = realloc(a->batch, cap);
 		if (!b)
@@ -1325,8 +1336,13 @@ int bpfstash_agent_feed(struct bpfstash_agent *a, const struct perf_event_header
 		a->batch = b;
 		a->batch_cap = cap;
 	}
-	memcpy(a->batch + a->batch_len, rec, rec->size);
-	a->batch_len += rec->size;
+	memcpy(&time, (const uint8_t *)rec + rec->size - a->feed_after_time - sizeof(time),
+	       sizeof(time));
+	h = (void *)(a->batch + a->batch_len);
+	memcpy(h, rec, rec->size - a->feed_id_len);
+	memcpy((uint8_t *)h + size - sizeof(time), &time, sizeof(time));
+	h->size = size;
+	a->batch_len += size;
 	return 0;
 }
 
@@ -1514,6 +1530,11 @@ static int open_rings(struct bpfstash_agent *a)
 			 BPFSTASH_AGENT_IMAGE_UNLOADS | BPFSTASH_AGENT_ORIGIN)
 
 /* Bytes @from to @to of @p are zero: fields of a later header, unset. */
+/* What sample_id_all adds to a record (perf_event_open(2): sample_id), in order. */
+#define BST_SAMPLE_ID_AFTER_TIME (PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | \
+				  PERF_SAMPLE_IDENTIFIER)
+#define BST_SAMPLE_ID_ALL	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | BST_SAMPLE_ID_AFTER_TIME)
+
 static bool bst_zero_tail(const void *p, size_t from, size_t to)
 {
 	const uint8_t *b = p;
@@ -1533,7 +1554,9 @@ int bpfstash_agent_open(const struct bpfstash_agent_opts *opts, struct bpfstash_
 	*out = NULL;
 	if (opts && (opts->sz < offsetof(struct bpfstash_agent_opts, ctx) + sizeof(void *) ||
 		     !bst_zero_tail(opts, sizeof(*opts), opts->sz) ||
-		     (opts->flags & ~BST_AGENT_FLAGS)))
+		     (opts->flags & ~BST_AGENT_FLAGS) ||
+		     (opts->sz > offsetof(struct bpfstash_agent_opts, feed_sample_type) &&
+		      opts->feed_sample_type && !(opts->feed_sample_type & PERF_SAMPLE_TIME))))
 		return -EINVAL;
 	a = calloc(1, sizeof(*a));
 	if (!a)
@@ -1553,6 +1576,12 @@ int bpfstash_agent_open(const struct bpfstash_agent_opts *opts, struct bpfstash_
 	if (opts)
 		memcpy(&a->opts, opts, opts->sz < sizeof(a->opts) ? opts->sz : sizeof(a->opts));
 	a->opts.sz = sizeof(a->opts);
+	if (!a->opts.feed_sample_type)
+		a->opts.feed_sample_type = PERF_SAMPLE_TIME;
+	a->feed_id_len = 8 * __builtin_popcountll(a->opts.feed_sample_type &
+						  BST_SAMPLE_ID_ALL);
+	a->feed_after_time = 8 * __builtin_popcountll(a->opts.feed_sample_type &
+						      BST_SAMPLE_ID_AFTER_TIME);
 	a->root = strdup(a->opts.root ? a->opts.root : BPFSTASH_DEFAULT_ROOT);
 	if (!a->root) {
 		free(a);

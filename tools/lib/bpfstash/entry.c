@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +38,22 @@ static const char *const blob_files[BPFSTASH_NR_BLOB_FILES] = {
 	[BPFSTASH_FUNC_INFO]		= "func_info",
 	[BPFSTASH_BTF]			= "btf",
 };
+
+static __thread char error_detail[256];
+
+void bst_set_error_detail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(error_detail, sizeof(error_detail), fmt, ap);
+	va_end(ap);
+}
+
+const char *bpfstash_error_detail(void)
+{
+	return error_detail;
+}
 
 const char *bpfstash_blob_file(enum bpfstash_blob blob)
 {
@@ -404,7 +421,7 @@ int bst_read_file_at(int dirfd, const char *name, const char *file, size_t max,
 	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW))
 		return -errno;
 	if (!S_ISREG(st.st_mode))
-		return -EBADMSG;
+		return bst_bad("%s: not a regular file", path);
 	fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -413,7 +430,7 @@ int bst_read_file_at(int dirfd, const char *name, const char *file, size_t max,
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		err = -EBADMSG;
+		err = bst_bad("%s: not a regular file", path);
 		goto out;
 	}
 	/* st_size is a hint only: bpfstash text files report 0. */
@@ -442,7 +459,7 @@ int bst_read_file_at(int dirfd, const char *name, const char *file, size_t max,
 			break;
 		len += n;
 		if (len > max) {
-			err = -EBADMSG;
+			err = bst_bad("%s: larger than %zu bytes", path, max);
 			goto out;
 		}
 	}
@@ -487,25 +504,38 @@ static int entry_check(struct bpfstash_entry *e)
 	uint64_t offset = 0;
 	uint32_t i;
 
-	if (c->nr_funcs < 1 || c->nr_funcs > BPFSTASH_MAX_FUNCS || c->nr_pokes > BPFSTASH_MAX_POKES)
-		return -EBADMSG;
+	if (c->nr_funcs < 1 || c->nr_funcs > BPFSTASH_MAX_FUNCS)
+		return bst_bad("meta: nr_funcs %u is not in 1..%u", c->nr_funcs,
+			       BPFSTASH_MAX_FUNCS);
+	if (c->nr_pokes > BPFSTASH_MAX_POKES)
+		return bst_bad("meta: nr_pokes %u is above %u", c->nr_pokes, BPFSTASH_MAX_POKES);
 	if (c->__reserved_1 || c->__reserved_2)
-		return -EBADMSG;
-	if (c->jited_len > BPFSTASH_MAX_JITED || c->nr_line_info > BPFSTASH_MAX_LINES ||
-	    c->nr_func_info > BPFSTASH_MAX_FUNC_INFO || c->btf_size > BPFSTASH_MAX_BTF)
-		return -EBADMSG;
+		return bst_bad("meta: a reserved field of content is not 0");
+	if (c->jited_len > BPFSTASH_MAX_JITED)
+		return bst_bad("meta: jited_len %u is above %u", c->jited_len, BPFSTASH_MAX_JITED);
+	if (c->nr_line_info > BPFSTASH_MAX_LINES)
+		return bst_bad("meta: nr_line_info %u is above %u", c->nr_line_info,
+			       BPFSTASH_MAX_LINES);
+	if (c->nr_func_info > BPFSTASH_MAX_FUNC_INFO)
+		return bst_bad("meta: nr_func_info %u is above %u", c->nr_func_info,
+			       BPFSTASH_MAX_FUNC_INFO);
+	if (c->btf_size > BPFSTASH_MAX_BTF)
+		return bst_bad("meta: btf_size %u is above %u", c->btf_size, BPFSTASH_MAX_BTF);
 	if (c->nr_jited_line_info && c->nr_jited_line_info != c->nr_line_info)
-		return -EBADMSG;
+		return bst_bad("meta: nr_jited_line_info %u is neither 0 nor nr_line_info %u",
+			       c->nr_jited_line_info, c->nr_line_info);
 	if (c->nr_line_info && c->line_info_rec_size != sizeof(struct bpf_line_info))
-		return -EBADMSG;
+		return bst_bad("meta: line_info_rec_size %u is not %zu", c->line_info_rec_size,
+			       sizeof(struct bpf_line_info));
 	if (c->nr_func_info && c->func_info_rec_size != sizeof(struct bpf_func_info))
-		return -EBADMSG;
+		return bst_bad("meta: func_info_rec_size %u is not %zu", c->func_info_rec_size,
+			       sizeof(struct bpf_func_info));
 	if (!memchr(c->name, '\0', sizeof(c->name)))
-		return -EBADMSG;
+		return bst_bad("meta: name is not NUL-terminated");
 	if (!memchr(e->meta.attach_func_name, '\0', sizeof(e->meta.attach_func_name)))
-		return -EBADMSG;
+		return bst_bad("meta: attach_func_name is not NUL-terminated");
 	if (!memchr(e->meta.link_target, '\0', sizeof(e->meta.link_target)))
-		return -EBADMSG;
+		return bst_bad("meta: link_target is not NUL-terminated");
 
 	/*
 	 * Only an image calls programs.  Unknown kinds are kept (a newer
@@ -513,67 +543,87 @@ static int entry_check(struct bpfstash_entry *e)
 	 * reserved field must be 0 so that it can get a meaning.
 	 */
 	if (e->nr_calls && !c->image_kind)
-		return -EBADMSG;
-	for (i = 0; i < e->nr_calls; i++)
-		if (e->calls[i].__reserved ||
-		    !memchr(e->calls[i].name, '\0', sizeof(e->calls[i].name)))
-			return -EBADMSG;
+		return bst_bad("calls: a program (image_kind 0) has calls");
+	for (i = 0; i < e->nr_calls; i++) {
+		if (e->calls[i].__reserved)
+			return bst_bad("calls: record %u: reserved field is not 0", i);
+		if (!memchr(e->calls[i].name, '\0', sizeof(e->calls[i].name)))
+			return bst_bad("calls: record %u: name is not NUL-terminated", i);
+	}
 
 	if (e->meta_only)
 		return 0;
 
 	/* funcs: the records, then names that each end inside the file. */
-	if (e->funcs_size != c->funcs_size ||
-	    e->funcs_size < (uint64_t)c->nr_funcs * sizeof(*f))
-		return -EBADMSG;
+	if (e->funcs_size != c->funcs_size)
+		return bst_bad("funcs: %zu bytes, meta's funcs_size says %u", e->funcs_size,
+			       c->funcs_size);
+	if (e->funcs_size < (uint64_t)c->nr_funcs * sizeof(*f))
+		return bst_bad("funcs: %zu bytes hold fewer than nr_funcs %u records",
+			       e->funcs_size, c->nr_funcs);
 	f = (const struct bpfstash_func *)e->funcs;
 	names = (const char *)(f + c->nr_funcs);
 	names_len = e->funcs_size - c->nr_funcs * sizeof(*f);
 	for (i = 0; i < c->nr_funcs; i++) {
-		if (f[i].offset != offset || f[i].len == 0 ||
-		    f[i].addr + f[i].len < f[i].addr)
-			return -EBADMSG;
+		if (f[i].offset != offset)
+			return bst_bad("funcs: function %u: offset %u, not %llu", i,
+				       f[i].offset, (unsigned long long)offset);
+		if (f[i].len == 0 || f[i].addr + f[i].len < f[i].addr)
+			return bst_bad("funcs: function %u: length %u at 0x%llx", i, f[i].len,
+				       (unsigned long long)f[i].addr);
 		/* The entry patch site, if any, inside the function. */
-		if (f[i].entry_poke_len &&
-		    (uint32_t)f[i].entry_poke_off + f[i].entry_poke_len > f[i].len)
-			return -EBADMSG;
-		if (!f[i].entry_poke_len && f[i].entry_poke_off)
-			return -EBADMSG;
+		if ((f[i].entry_poke_len &&
+		     (uint32_t)f[i].entry_poke_off + f[i].entry_poke_len > f[i].len) ||
+		    (!f[i].entry_poke_len && f[i].entry_poke_off))
+			return bst_bad("funcs: function %u: entry patch site %u+%u is outside it",
+				       i, f[i].entry_poke_off, f[i].entry_poke_len);
 		if (f[i].name_off >= names_len ||
 		    !memchr(names + f[i].name_off, '\0', names_len - f[i].name_off))
-			return -EBADMSG;
+			return bst_bad("funcs: function %u: name at %u does not end in the file",
+				       i, f[i].name_off);
 		offset += f[i].len;
 	}
 	if (offset != c->jited_len)
-		return -EBADMSG;
+		return bst_bad("funcs: the functions hold %llu bytes, meta's jited_len says %u",
+			       (unsigned long long)offset, c->jited_len);
 
 	/* pokes: the records meta counts, each inside its function. */
 	if (e->nr_pokes != c->nr_pokes)
-		return -EBADMSG;
+		return bst_bad("pokes: %u records, meta's nr_pokes says %u", e->nr_pokes,
+			       c->nr_pokes);
 	for (i = 0; i < e->nr_pokes; i++) {
 		const struct bpfstash_poke *p = &e->pokes[i];
 
 		if (p->func >= c->nr_funcs || !p->len || p->len > f[p->func].len ||
 		    p->off > f[p->func].len - p->len)
-			return -EBADMSG;
+			return bst_bad("pokes: record %u is not inside a function", i);
 	}
 
-	if (e->sizes[BPFSTASH_JITED] != c->jited_len ||
-	    !mul_fits(c->nr_line_info, sizeof(struct bpf_line_info),
-		      e->sizes[BPFSTASH_LINE_INFO]) ||
-	    !mul_fits(c->nr_jited_line_info, sizeof(struct bpfstash_jited_line),
-		      e->sizes[BPFSTASH_JITED_LINE_INFO]) ||
-	    !mul_fits(c->nr_func_info, sizeof(struct bpf_func_info),
-		      e->sizes[BPFSTASH_FUNC_INFO]) ||
-	    e->sizes[BPFSTASH_BTF] != c->btf_size)
-		return -EBADMSG;
+	if (e->sizes[BPFSTASH_JITED] != c->jited_len)
+		return bst_bad("jited: %zu bytes, meta's jited_len says %u",
+			       e->sizes[BPFSTASH_JITED], c->jited_len);
+	if (!mul_fits(c->nr_line_info, sizeof(struct bpf_line_info),
+		      e->sizes[BPFSTASH_LINE_INFO]))
+		return bst_bad("line_info: %zu bytes, not nr_line_info %u records",
+			       e->sizes[BPFSTASH_LINE_INFO], c->nr_line_info);
+	if (!mul_fits(c->nr_jited_line_info, sizeof(struct bpfstash_jited_line),
+		      e->sizes[BPFSTASH_JITED_LINE_INFO]))
+		return bst_bad("jited_line_info: %zu bytes, not nr_jited_line_info %u records",
+			       e->sizes[BPFSTASH_JITED_LINE_INFO], c->nr_jited_line_info);
+	if (!mul_fits(c->nr_func_info, sizeof(struct bpf_func_info),
+		      e->sizes[BPFSTASH_FUNC_INFO]))
+		return bst_bad("func_info: %zu bytes, not nr_func_info %u records",
+			       e->sizes[BPFSTASH_FUNC_INFO], c->nr_func_info);
+	if (e->sizes[BPFSTASH_BTF] != c->btf_size)
+		return bst_bad("btf: %zu bytes, meta's btf_size says %u", e->sizes[BPFSTASH_BTF],
+			       c->btf_size);
 
 	if (c->nr_jited_line_info) {
 		const struct bpfstash_jited_line *jl = e->blobs[BPFSTASH_JITED_LINE_INFO];
 
 		for (i = 0; i < c->nr_jited_line_info; i++)
 			if (jl[i].func >= c->nr_funcs || jl[i].off >= f[jl[i].func].len)
-				return -EBADMSG;
+				return bst_bad("jited_line_info: record %u is outside the code", i);
 	}
 	return 0;
 }
@@ -607,14 +657,14 @@ static int meta_version(const void *buf, size_t size, uint32_t *version)
 	uint32_t v;
 
 	if (size < sizeof(v))
-		return -EBADMSG;
+		return bst_bad("meta: %zu bytes, too short for a version", size);
 	memcpy(&v, buf, sizeof(v));
 	if (le32toh(v) == 1 || le32toh(v) == 2) {
 		*version = le32toh(v);
 		return 0;
 	}
 	if (size < META_VERSION_OFF + sizeof(v))
-		return -EBADMSG;
+		return bst_bad("meta: %zu bytes, too short for a version", size);
 	memcpy(&v, (const uint8_t *)buf + META_VERSION_OFF, sizeof(v));
 	*version = le32toh(v);
 	return 0;
@@ -662,13 +712,14 @@ static int entry_set_meta(struct bpfstash_entry *e, const char *name, const void
 		return -EPROTONOSUPPORT;
 	memcpy(&meta_size, buf, sizeof(meta_size));
 	if (size < sizeof(e->meta) || le32toh(meta_size) != size)
-		return -EBADMSG;
+		return bst_bad("meta: %zu bytes, its meta_size says %u (at least %zu)", size,
+			       le32toh(meta_size), sizeof(e->meta));
 	memcpy(&e->meta, buf, sizeof(e->meta));
 	if (BST_HOST_BE)
 		bst_swab_meta(&e->meta);
 	bpfstash_hash_format(e->meta.hash, hex);
 	if (name && strcmp(hex, name))
-		return -EBADMSG;
+		return bst_bad("meta: names the entry %s", hex);
 	memcpy(e->name, hex, sizeof(e->name));
 	return 0;
 }
@@ -678,12 +729,13 @@ static int entry_set_meta(struct bpfstash_entry *e, const char *name, const void
  * (@buf, @size; NULL if there is none): whole records only, and an empty
  * file is no file, as the hash has it.  *@out and *@nr, or -EBADMSG.
  */
-static int take_records(void *buf, size_t size, size_t rec, size_t max, void **out,
-			uint32_t *nr)
+static int take_records(const char *what, void *buf, size_t size, size_t rec, size_t max,
+			void **out, uint32_t *nr)
 {
 	if (size % rec || size > max) {
 		free(buf);
-		return -EBADMSG;
+		return bst_bad("%s: %zu bytes, not whole records of %zu up to %zu", what, size,
+			       rec, max);
 	}
 	if (!size) {
 		free(buf);
@@ -697,14 +749,14 @@ static int take_records(void *buf, size_t size, size_t rec, size_t max, void **o
 /* The calls file of an image. */
 static int entry_set_calls(struct bpfstash_entry *e, void *buf, size_t size)
 {
-	return take_records(buf, size, sizeof(struct bpfstash_call), CALLS_MAX,
+	return take_records("calls", buf, size, sizeof(struct bpfstash_call), CALLS_MAX,
 			    (void **)&e->calls, &e->nr_calls);
 }
 
 /* The pokes file of a program with direct tail calls. */
 static int entry_set_pokes(struct bpfstash_entry *e, void *buf, size_t size)
 {
-	return take_records(buf, size, sizeof(struct bpfstash_poke), POKES_MAX,
+	return take_records("pokes", buf, size, sizeof(struct bpfstash_poke), POKES_MAX,
 			    (void **)&e->pokes, &e->nr_pokes);
 }
 
@@ -846,9 +898,11 @@ int bst_entry_load_mem(const char *name, const struct bst_entry_files *f, unsign
 	if (wants_calls(e) && f->calls) {
 		void *calls;
 
-		err = -EBADMSG;
-		if (f->calls_size > CALLS_MAX)
+		if (f->calls_size > CALLS_MAX) {
+			err = bst_bad("calls: %zu bytes, above %zu", f->calls_size,
+				      (size_t)CALLS_MAX);
 			goto err;
+		}
 		err = -ENOMEM;
 		calls = dup_mem(f->calls, f->calls_size);
 		if (!calls)
@@ -864,12 +918,18 @@ int bst_entry_load_mem(const char *name, const struct bst_entry_files *f, unsign
 		for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
 			if (!f->blobs[i])
 				goto err;
-		err = -EBADMSG;
-		if (f->funcs_size > BST_FUNCS_MAX)
+		if (f->funcs_size > BST_FUNCS_MAX) {
+			err = bst_bad("funcs: %zu bytes, above %zu", f->funcs_size,
+				      (size_t)BST_FUNCS_MAX);
 			goto err;
-		for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++)
-			if (f->sizes[i] > blob_caps[i])
+		}
+		for (i = 0; i < BPFSTASH_NR_BLOB_FILES; i++) {
+			if (f->sizes[i] > blob_caps[i]) {
+				err = bst_bad("%s: %zu bytes, above %zu", blob_files[i],
+					      f->sizes[i], blob_caps[i]);
 				goto err;
+			}
+		}
 		err = -ENOMEM;
 		e->funcs = dup_mem(f->funcs, f->funcs_size);
 		if (!e->funcs)
@@ -884,9 +944,11 @@ int bst_entry_load_mem(const char *name, const struct bst_entry_files *f, unsign
 		if (f->pokes) {
 			void *pokes;
 
-			err = -EBADMSG;
-			if (f->pokes_size > POKES_MAX)
+			if (f->pokes_size > POKES_MAX) {
+				err = bst_bad("pokes: %zu bytes, above %zu", f->pokes_size,
+					      (size_t)POKES_MAX);
 				goto err;
+			}
 			err = -ENOMEM;
 			pokes = dup_mem(f->pokes, f->pokes_size);
 			if (!pokes)
@@ -1067,5 +1129,7 @@ int bpfstash_entry_verify(const struct bpfstash_entry *e)
 	if (err)
 		return err;
 	bpfstash_hash_format(hash, hex);
-	return strcmp(hex, e->name) ? -EBADMSG : 0;
+	if (strcmp(hex, e->name))
+		return bst_bad("the content hashes to %s", hex);
+	return 0;
 }

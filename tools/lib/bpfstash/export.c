@@ -234,7 +234,8 @@ static int order_funcs(struct export *x)
 		const struct bpfstash_func *p = func(x, x->order[i - 1]);
 
 		if (p->addr + p->len > func(x, x->order[i])->addr)
-			return -EBADMSG;
+			return bst_bad("funcs: functions %u and %u overlap", x->order[i - 1],
+				       x->order[i]);
 	}
 	return 0;
 }

@@ -10,6 +10,16 @@
 
 struct btf;
 
+/*
+ * -EBADMSG, with the reason bpfstash_error_detail() gives this thread
+ * until the next one: which check failed, and on what.
+ */
+#ifndef __printf
+#define __printf(a, b) __attribute__((format(printf, a, b)))
+#endif
+void bst_set_error_detail(const char *fmt, ...) __printf(1, 2);
+#define bst_bad(...) (bst_set_error_detail(__VA_ARGS__), -EBADMSG)
+
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif

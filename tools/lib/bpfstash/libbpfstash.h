@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define LIBBPFSTASH_MAJOR_VERSION 1
-#define LIBBPFSTASH_MINOR_VERSION 1
+#define LIBBPFSTASH_MINOR_VERSION 2
 
 /*
  * The version of the library running, which can be later than the headers
@@ -101,6 +101,13 @@ void bpfstash_hash_format(const uint8_t hash[BPFSTASH_HASH_SIZE],
  */
 int bpfstash_list(struct bpfstash *stash, char ***names, size_t *count);
 void bpfstash_names_free(char **names);
+
+/*
+ * Why the last call of this thread that returned -EBADMSG did (which check
+ * failed, and on what: "funcs: function 3: length 0 at 0x..."), or "" if
+ * none did (LIBBPFSTASH_1.2).  Valid until this thread's next such call.
+ */
+const char *bpfstash_error_detail(void);
 
 /*
  * Load flags.  BPFSTASH_LOAD_META reads meta, and the calls file of an
@@ -551,6 +558,14 @@ struct bpfstash_agent_opts {
 	 */
 	uint64_t forget_ns;
 	size_t max_entries;
+	/*
+	 * LIBBPFSTASH_1.2: the sample_type of the events whose records
+	 * bpfstash_agent_feed() gets, opened with sample_id_all: it says
+	 * where in each record's sample_id its time is.  It must hold
+	 * PERF_SAMPLE_TIME (-EINVAL otherwise); 0 is PERF_SAMPLE_TIME alone,
+	 * what bpfstash_agent_attr() asks for.
+	 */
+	uint64_t feed_sample_type;
 };
 
 /*
@@ -591,6 +606,15 @@ int bpfstash_agent_flush(struct bpfstash_agent *agent);
  * before the agent was opened: by the next poll).
  */
 int bpfstash_agent_feed(struct bpfstash_agent *agent, const struct perf_event_header *record);
+/*
+ * A record's sample_id holds what its event's sample_type asks for, in
+ * this order, 8 bytes each: TID (pid and tid), TIME, ID, STREAM_ID, CPU
+ * (cpu and a reserved u32), IDENTIFIER.  bpfstash_agent_feed() takes the
+ * time where opts.feed_sample_type puts it (LIBBPFSTASH_1.2; before, from
+ * the record's last 8 bytes whatever the event asked for); a record too
+ * short for its sample_id is -EINVAL, and PERF_RECORD_SAMPLE, which has
+ * no sample_id, is not queued.
+ */
 void bpfstash_agent_attr(struct perf_event_attr *attr);
 /*
  * The same into a struct perf_event_attr of @size bytes, the caller's

@@ -75,7 +75,7 @@ int bst_entry_index(struct bpfstash_entry *e)
 	if (c->btf_size) {
 		e->btf = bst_btf_new(e->blobs[BPFSTASH_BTF], c->btf_size);
 		if (!e->btf)
-			return -EBADMSG;
+			return bst_bad("btf: libbpf cannot parse it");
 	}
 	if (!c->nr_jited_line_info)
 		return 0;
