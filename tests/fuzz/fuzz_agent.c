@@ -5,12 +5,13 @@
  * the input is a sequence of records, each "u8 type, u8 size/8" then that
  * many bytes (the header is rewritten from these two), then addresses to
  * resolve.  Each record is fed from an exact-size copy, so that ASan sees
- * a read past it.
+ * a read past it.  A record with no room for its sample_id time is refused.
  *
  * What must hold: nothing reads outside a record; a resolution names a
  * function that holds the address, of a program that held it at the time.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		h->type = types[data[off] % sizeof(types)];
 		h->misc = 0;
 		h->size = len;
-		must(bpfstash_agent_feed(a, h) == 0, "a well-formed record refused");
+		/* Whole 8-byte words, and room for the sample_id's time. */
+		must(bpfstash_agent_feed(a, h) == (len < sizeof(*h) + 8 ? -EINVAL : 0),
+		     "a well-formed record refused, or one without a time taken");
 		free(h);
 		off += 2 + len - sizeof(struct perf_event_header);
 		if (data[off - 1] & 1)
