@@ -177,10 +177,10 @@ fi
 # resolve each address of the unloaded program: bpftool's function and line.
 # At a time it was loaded: an earlier suite's program may have held these
 # addresses too, and without a time resolve reports that as ambiguous.
-# Not through jq: it reads numbers as doubles, and a time in ns since the
-# epoch loses its last two or three digits there, which can put it before
-# the load.
-at=$("$bpfstash" -j show "$hash" | grep -o '"load_time_ns": *[0-9]*' | grep -o '[0-9]*$')
+# The JSON gives ns times as strings: jq reads numbers as doubles, and a
+# time in ns since the epoch would lose its last two or three digits
+# there, which could put it before the load.
+at=$("$bpfstash" -j show "$hash" | jq -r '.load_time_ns')
 at="@${at:0:${#at}-9}.${at:${#at}-9}"
 "$bpfstash" resolve --at "$at" $(cat $work/addrs) > $work/resolved 2> $work/resolve.err
 st=$?

@@ -299,8 +299,8 @@ static void test_resolve_at_cli(void **state)
 			    "grep -q 'candidate %s stash_large .*still loaded' %s/err", d, sc->fx[0].hash,
 			    d, sc->fx[1].hash, d), 0);
 	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s -j resolve %llx | jq -e '.[0].candidates | "
-			    "length == 2 and .[0].hash == \"%s\" and .[0].load_time_boot_ns == %llu "
-			    "and .[1].unload_time_ns == 0' > /dev/null", d, a, sc->fx[0].hash,
+			    "length == 2 and .[0].hash == \"%s\" and .[0].load_time_boot_ns == \"%llu\" "
+			    "and .[1].unload_time_ns == \"0\"' > /dev/null", d, a, sc->fx[0].hash,
 			    100 * NS), 0);
 	/* between the windows: none, and who held it */
 	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s -j resolve --at 250 %llx | jq -e "

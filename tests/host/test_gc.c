@@ -189,7 +189,14 @@ static unsigned long long json_u64(const char *json, const char *key)
 	p = strstr(json, pat);
 	if (!p)
 		fail_msg("no \"%s\" in %s", key, json);
-	return strtoull(p + strlen(pat), NULL, 10);
+	p += strlen(pat);
+	/* ns times are strings ("now_ns":"1796..."), counts numbers. */
+	if (strlen(key) > 3 && !strcmp(key + strlen(key) - 3, "_ns")) {
+		if (*p != '"')
+			fail_msg("\"%s\" is not a string in %s", key, json);
+		p++;
+	}
+	return strtoull(p, NULL, 10);
 }
 
 /* ---- trees ---- */

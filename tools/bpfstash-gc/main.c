@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "gc.h"
+#include "json_writer.h"
 
 #define GC_VERSION "0.4"
 
@@ -43,8 +44,7 @@ static struct {
 	bool journal_out, journal_err;	/* stdout/stderr are the journal */
 	const char *age_by_name;
 	/* JSON: the actions array is streamed as events come. */
-	bool json_started;
-	size_t json_actions;
+	json_writer_t *jw;
 } out = { .age_by_name = "load" };
 
 static volatile sig_atomic_t stop;
@@ -88,25 +88,18 @@ static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const ch
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputs("\nTry 'bpfstash-gc --help'.\n", stderr);
-	if (out.json)
-		printf("{\"error\":\"usage\",\"exit\":%d}\n", EX_USAGE);
-	exit(EX_USAGE);
-}
+	if (out.json) {
+		json_writer_t *jw = jsonw_new(stdout);
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+		if (jw) {
+			jsonw_start_object(jw);
+			jsonw_string_field(jw, "error", "usage");
+			jsonw_int_field(jw, "exit", EX_USAGE);
+			jsonw_end_object(jw);
+			jsonw_destroy(&jw);
+		}
 	}
-	fputc('"', f);
+	exit(EX_USAGE);
 }
 
 static const char *reason_name(enum gc_reason r)
@@ -164,6 +157,22 @@ static const char *fmt_time(uint64_t ns, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * The run's object, opened at its first action (or its summary): actions
+ * are printed as they happen, the summary's fields follow them.
+ */
+static void json_start(void)
+{
+	if (out.jw)
+		return;
+	out.jw = jsonw_new(stdout);
+	if (!out.jw)
+		return;
+	jsonw_start_object(out.jw);
+	jsonw_name(out.jw, "actions");
+	jsonw_start_array(out.jw);
+}
+
 static void json_action(const struct gc_event *ev)
 {
 	static const char *const names[][2] = {
@@ -176,35 +185,34 @@ static void json_action(const struct gc_event *ev)
 		[GC_EV_CLEANUP] = { "cleanup", "cleanup" },
 	};
 
-	fputs(out.json_started ? (out.json_actions ? "," : "") : "{\"actions\":[", stdout);
-	out.json_started = true;
-	out.json_actions++;
-	fprintf(stdout, "{\"action\":\"%s\",\"name\":", names[ev->type][ev->dry_run]);
-	json_str(stdout, ev->name);
+	json_start();
+	if (!out.jw)
+		return;
+	jsonw_start_object(out.jw);
+	jsonw_string_field(out.jw, "action", names[ev->type][ev->dry_run]);
+	jsonw_string_field(out.jw, "name", ev->name);
 	if (ev->reason)
-		fprintf(stdout, ",\"reason\":\"%s\"", reason_name(ev->reason));
+		jsonw_string_field(out.jw, "reason", reason_name(ev->reason));
 	if (ev->type != GC_EV_ERROR && ev->type != GC_EV_SKIP && ev->type != GC_EV_CLEANUP)
-		fprintf(stdout, ",\"bytes\":%llu", (unsigned long long)ev->bytes);
-	if (ev->time_ns)
-		fprintf(stdout, ",\"%s_time_ns\":%llu", out.age_by_name,
-			(unsigned long long)ev->time_ns);
-	if (ev->path) {
-		fputs(",\"path\":", stdout);
-		json_str(stdout, ev->path);
+		jsonw_uint_field(out.jw, "bytes", ev->bytes);
+	if (ev->time_ns) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "%s_time_ns", out.age_by_name);
+		jsonw_u64_string_field(out.jw, key, ev->time_ns);
 	}
+	if (ev->path)
+		jsonw_string_field(out.jw, "path", ev->path);
 	if (ev->err) {
 		char buf[96];
 
-		fputs(",\"error\":", stdout);
-		json_str(stdout, ev_err_text(ev, buf, sizeof(buf)));
+		jsonw_string_field(out.jw, "error", ev_err_text(ev, buf, sizeof(buf)));
 		if (ev->format)
-			fprintf(stdout, ",\"format\":%u", ev->format);
+			jsonw_uint_field(out.jw, "format", ev->format);
 	}
-	if (ev->what) {
-		fputs(",\"step\":", stdout);
-		json_str(stdout, ev->what);
-	}
-	fputc('}', stdout);
+	if (ev->what)
+		jsonw_string_field(out.jw, "step", ev->what);
+	jsonw_end_object(out.jw);
 }
 
 static void on_event(const struct gc_event *ev, void *ctx)
@@ -277,40 +285,48 @@ static void print_summary(const struct gc_opts *o, const struct gc_result *r)
 	const char *root = o->root ? o->root : BPFSTASH_DEFAULT_ROOT;
 
 	if (out.json) {
-		fputs(out.json_started ? "]," : "{\"actions\":[],", stdout);
-		out.json_started = false;
-		out.json_actions = 0;
-		fputs("\"root\":", stdout);
-		json_str(stdout, root);
-		printf(",\"mounted\":%s,\"dry_run\":%s,\"now_ns\":%llu,\"age_by\":\"%s\","
-		       "\"max_age_ns\":%llu,\"max_bytes\":%llu,\"max_entries\":%llu,"
-		       "\"entries_before\":%llu,\"bytes_before\":%llu,\"live\":%llu,"
-		       "\"removed\":%llu,\"removed_bytes\":%llu,\"archived\":%llu,"
-		       "\"archived_bytes\":%llu,\"archive_evicted\":%llu,\"kept_live\":%llu,"
-		       "\"skipped\":%llu,\"cleaned\":%llu,\"errors\":%llu,",
-		       r->mounted ? "true" : "false", o->dry_run ? "true" : "false",
-		       (unsigned long long)r->now_ns, out.age_by_name,
-		       (unsigned long long)o->max_age_ns, (unsigned long long)r->max_bytes,
-		       (unsigned long long)r->max_entries, (unsigned long long)r->entries,
-		       (unsigned long long)r->bytes, (unsigned long long)r->live,
-		       (unsigned long long)r->removed, (unsigned long long)r->removed_bytes,
-		       (unsigned long long)r->archived, (unsigned long long)r->archived_bytes,
-		       (unsigned long long)r->archive_evicted, (unsigned long long)r->kept_live,
-		       (unsigned long long)r->skipped, (unsigned long long)r->cleaned,
-		       (unsigned long long)r->errors);
-		fputs("\"first_error\":", stdout);
+		json_writer_t *jw;
+
+		json_start();
+		jw = out.jw;
+		if (!jw)
+			return;
+		jsonw_end_array(jw);
+		jsonw_string_field(jw, "root", root);
+		jsonw_bool_field(jw, "mounted", r->mounted);
+		jsonw_bool_field(jw, "dry_run", o->dry_run);
+		jsonw_u64_string_field(jw, "now_ns", r->now_ns);
+		jsonw_string_field(jw, "age_by", out.age_by_name);
+		jsonw_u64_string_field(jw, "max_age_ns", o->max_age_ns);
+		jsonw_uint_field(jw, "max_bytes", r->max_bytes);
+		jsonw_uint_field(jw, "max_entries", r->max_entries);
+		jsonw_uint_field(jw, "entries_before", r->entries);
+		jsonw_uint_field(jw, "bytes_before", r->bytes);
+		jsonw_uint_field(jw, "live", r->live);
+		jsonw_uint_field(jw, "removed", r->removed);
+		jsonw_uint_field(jw, "removed_bytes", r->removed_bytes);
+		jsonw_uint_field(jw, "archived", r->archived);
+		jsonw_uint_field(jw, "archived_bytes", r->archived_bytes);
+		jsonw_uint_field(jw, "archive_evicted", r->archive_evicted);
+		jsonw_uint_field(jw, "kept_live", r->kept_live);
+		jsonw_uint_field(jw, "skipped", r->skipped);
+		jsonw_uint_field(jw, "cleaned", r->cleaned);
+		jsonw_uint_field(jw, "errors", r->errors);
 		if (r->first_err)
-			json_str(stdout, err_text(r->first_err));
+			jsonw_string_field(jw, "first_error", err_text(r->first_err));
 		else
-			fputs("null", stdout);
-		printf(",\"entries_after\":%llu,\"bytes_after\":%llu,\"limits_met\":%s",
-		       (unsigned long long)r->entries_left, (unsigned long long)r->bytes_left,
-		       r->limits_met ? "true" : "false");
-		if (o->archive_dir)
-			printf(",\"archive_bytes\":%llu,\"archive_max_bytes\":%llu",
-			       (unsigned long long)r->archive_bytes,
-			       (unsigned long long)r->archive_max_bytes);
-		printf(",\"exit\":%d}\n", exit_status(r));
+			jsonw_null_field(jw, "first_error");
+		jsonw_uint_field(jw, "entries_after", r->entries_left);
+		jsonw_uint_field(jw, "bytes_after", r->bytes_left);
+		jsonw_bool_field(jw, "limits_met", r->limits_met);
+		if (o->archive_dir) {
+			jsonw_uint_field(jw, "archive_bytes", r->archive_bytes);
+			jsonw_uint_field(jw, "archive_max_bytes", r->archive_max_bytes);
+		}
+		jsonw_int_field(jw, "exit", exit_status(r));
+		jsonw_end_object(jw);
+		/* The object's newline. */
+		jsonw_destroy(&out.jw);
 		fflush(stdout);
 		return;
 	}
@@ -398,13 +414,20 @@ static int run_failed(const struct gc_opts *o, const struct gc_result *r, int er
 			sizeof(msg) - strlen(msg) - 1);
 	say(LOG_ERR, "%s", msg);
 	if (out.json) {
-		fputs(out.json_started ? "]," : "{", stdout);
-		out.json_started = false;
-		out.json_actions = 0;
-		fputs("\"error\":", stdout);
-		json_str(stdout, msg);
-		printf(",\"exit\":%d}\n", status);
-		fflush(stdout);
+		/* After the actions so far, if any. */
+		if (out.jw) {
+			jsonw_end_array(out.jw);
+		} else {
+			out.jw = jsonw_new(stdout);
+			if (out.jw)
+				jsonw_start_object(out.jw);
+		}
+		if (out.jw) {
+			jsonw_string_field(out.jw, "error", msg);
+			jsonw_int_field(out.jw, "exit", status);
+			jsonw_end_object(out.jw);
+			jsonw_destroy(&out.jw);
+		}
 	}
 	return status;
 }

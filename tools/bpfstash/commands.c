@@ -297,8 +297,8 @@ int do_show(int argc, char **argv)
 		jsonw_bool_field(json_wtr, "loaded", bpfstash_entry_loaded(e));
 		jsonw_string_field(json_wtr, "load_time", load);
 		jsonw_string_field(json_wtr, "unload_time", unload);
-		jsonw_uint_field(json_wtr, "load_time_ns", m->load_time_real);
-		jsonw_uint_field(json_wtr, "unload_time_ns", m->unload_time_real);
+		jsonw_u64_string_field(json_wtr, "load_time_ns", m->load_time_real);
+		jsonw_u64_string_field(json_wtr, "unload_time_ns", m->unload_time_real);
 		jsonw_uint_field(json_wtr, "uid", m->uid);
 		json_loader(m);
 		json_link(m);
@@ -650,14 +650,14 @@ void print_candidates(const struct bpfstash_candidates *cands, bool only_at_time
 			jsonw_bool_field(json_wtr, "loaded", c->loaded);
 			jsonw_bool_field(json_wtr, "at_time", c->at_time);
 			json_hex_field("addr", c->addr);
-			jsonw_uint_field(json_wtr, "load_time_boot_ns", c->load_time);
-			jsonw_uint_field(json_wtr, "unload_time_boot_ns", c->unload_time);
+			jsonw_u64_string_field(json_wtr, "load_time_boot_ns", c->load_time);
+			jsonw_u64_string_field(json_wtr, "unload_time_boot_ns", c->unload_time);
 			format_time(c->load_time_real, a, sizeof(a));
 			format_time(c->unload_time_real, b, sizeof(b));
 			jsonw_string_field(json_wtr, "load_time", a);
 			jsonw_string_field(json_wtr, "unload_time", b);
-			jsonw_uint_field(json_wtr, "load_time_ns", c->load_time_real);
-			jsonw_uint_field(json_wtr, "unload_time_ns", c->unload_time_real);
+			jsonw_u64_string_field(json_wtr, "load_time_ns", c->load_time_real);
+			jsonw_u64_string_field(json_wtr, "unload_time_ns", c->unload_time_real);
 			jsonw_end_object(json_wtr);
 		} else {
 			format_span(c, when, sizeof(when));

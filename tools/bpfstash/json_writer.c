@@ -367,3 +367,11 @@ int main(int argc, char **argv)
 }
 
 #endif
+
+void jsonw_u64_string_field(json_writer_t *self, const char *prop, uint64_t num)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)num);
+	jsonw_string_field(self, prop, buf);
+}

@@ -63,6 +63,11 @@ void jsonw_lluint_field(json_writer_t *self, const char *prop,
 			unsigned long long int num);
 void jsonw_float_field_fmt(json_writer_t *self, const char *prop,
 			   const char *fmt, double val);
+/*
+ * A u64 that can exceed 2^53 (nanosecond times), as a decimal string: jq
+ * and JavaScript read JSON numbers as doubles and would round it.
+ */
+void jsonw_u64_string_field(json_writer_t *self, const char *prop, uint64_t num);
 
 /* Collections */
 void jsonw_start_object(json_writer_t *self);

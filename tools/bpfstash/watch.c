@@ -104,9 +104,9 @@ static void print_prog(json_writer_t *w, const struct bpfstash_agent_prog *p)
 	} else {
 		jsonw_null(w);
 	}
-	jsonw_uint_field(w, "load_time_ns", p->load_time);
+	jsonw_u64_string_field(w, "load_time_ns", p->load_time);
 	if (p->unload_time)
-		jsonw_uint_field(w, "unload_time_ns", p->unload_time);
+		jsonw_u64_string_field(w, "unload_time_ns", p->unload_time);
 	jsonw_name(w, "functions");
 	jsonw_start_array(w);
 	for (i = 0; i < p->nr_funcs; i++) {
@@ -143,7 +143,7 @@ static void on_event(const struct bpfstash_agent_event *ev, void *ctx)
 		return;
 	jsonw_start_object(w);
 	jsonw_string_field(w, "type", types[ev->type]);
-	jsonw_uint_field(w, "time_ns", ev->time);
+	jsonw_u64_string_field(w, "time_ns", ev->time);
 	switch (ev->type) {
 	case BPFSTASH_AGENT_UNLOAD:
 		jsonw_bool_field(w, "recovered", ev->recovered);
