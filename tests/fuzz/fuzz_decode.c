@@ -35,7 +35,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* an exact-size copy: ASan sees a read past the line */
 	memcpy(line, data, size);
 	if (decode_scan(line, size, &f)) {
-		must(f.has_symbol || f.has_addr, "a frame with nothing in it");
+		must(f.has_symbol || f.has_addr || f.has_ksym, "a frame with nothing in it");
+		if (f.has_ksym) {
+			size_t n = strnlen(f.ksym, sizeof(f.ksym));
+			char *p;
+
+			must(!f.has_symbol && !f.has_addr, "a kernel symbol beside a BPF frame");
+			must(n && n < sizeof(f.ksym), "kernel symbol empty or not terminated");
+			p = memmem(line, size, f.ksym, n);
+			must(p && (size_t)(p - line) + n < size && p[n] == '+',
+			     "kernel symbol not from the line, or without its '+'");
+		}
 		if (f.has_symbol) {
 			size_t n = strnlen(f.symbol, sizeof(f.symbol));
 

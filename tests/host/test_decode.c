@@ -236,6 +236,92 @@ static void test_formats(void **state)
 	free(want.p);
 }
 
+/*
+ * A frame named after the kernel symbol before it, as bpftrace prints
+ * kstack frames of programs unloaded before it exits ("_einittext+NNN"):
+ * with the boot's kallsyms (--kallsyms), its address is recomputed and
+ * decoded as a bare address: by the time on the line, else ambiguous.
+ * Frames within their symbol, names kallsyms holds twice or lacks, and
+ * offsets past the last symbol are left alone.
+ */
+static void test_misnamed_frames(void **state)
+{
+	struct scene *sc = *state;
+	const struct bpfstash_entry *sub = sc->e[2], *tiny = sc->e[0];
+	const struct bpfstash_func *fs1 = bpfstash_entry_func(sub, 1);
+	uint64_t text = 0xffffffff82e00000ULL, at = fs1->addr + 34;
+	struct bpfstash_location loc;
+	struct buf in = {}, want = {};
+	char t[1024], a[2048], ks[600], pre[700];
+	FILE *f;
+
+	assert_true(at > text + 0x10);
+	snprintf(ks, sizeof(ks), "%s/kallsyms", sc->dir);
+	f = fopen(ks, "w");
+	assert_non_null(f);
+	fprintf(f, "ffffffff81000000 T _stext\n"
+		   "ffffffff81a00000 T bpf_test_run\n"
+		   "ffffffff81a00400 T bpf_test_finish\n"
+		   "ffffffff81b00000 t twice\n"
+		   "ffffffff81b00100 t twice\n"
+		   "%llx T _einittext\n"
+		   "%llx t after_einittext\n"
+		   "ffffffffc0000000 t last_symbol\t[some_module]\n"
+		   "not a line\n", (unsigned long long)text, (unsigned long long)text + 0x10);
+	fclose(f);
+
+	assert_int_equal(bpfstash_entry_resolve(sub, at, &loc), 0);
+	snprintf(pre, sizeof(pre), " (0x%llx: %s+0x%x)", (unsigned long long)at, loc.func_name,
+		 loc.func_off);
+	/* bpftrace's kstack: decimal; only subprogs holds this address */
+	snprintf(t, sizeof(t), "        _einittext+%llu", (unsigned long long)(at - text));
+	note(sub, at, false, a, sizeof(a));
+	snprintf(ks + 300, 300, "%s", pre);
+	strncat(ks + 300, a, 299 - strlen(ks + 300));
+	line(&in, &want, t, ks + 300, "\n");
+	/* a dmesg-like frame: hex offset and a size */
+	snprintf(t, sizeof(t), "[  150.1]  _einittext+0x%llx/0x10", (unsigned long long)(at - text));
+	line(&in, &want, t, ks + 300, "\n");
+	/* the shared address, without a time: ambiguous, with what it is */
+	snprintf(t, sizeof(t), "        _einittext+%llu", (unsigned long long)(sc->shared - text));
+	snprintf(a, sizeof(a), " (0x%llx) (ambiguous: 2 entries)", (unsigned long long)sc->shared);
+	line(&in, &want, t, a, "\n");
+	/* ... and with one: tiny's */
+	snprintf(t, sizeof(t), "[  150.2] _einittext+%llu", (unsigned long long)(sc->shared - text));
+	assert_int_equal(bpfstash_entry_resolve(tiny, sc->shared, &loc), 0);
+	snprintf(a, sizeof(a), " (0x%llx: %s+0x%x)", (unsigned long long)sc->shared,
+		 loc.func_name, loc.func_off);
+	note(tiny, sc->shared, false, pre, sizeof(pre));
+	strncat(a, pre, sizeof(a) - strlen(a) - 1);
+	line(&in, &want, t, a, "\n");
+	/* left alone: a recomputed address no entry holds, ... */
+	line(&in, &want, "        _einittext+4096", "", "\n");
+	/* ... and frames that are not misnamed */
+	line(&in, &want, "        bpf_test_run+484", "", "\n");
+	line(&in, &want, "        twice+4096", "", "\n");
+	line(&in, &want, "        nobody_has_me+4096", "", "\n");
+	line(&in, &want, "        last_symbol+4096", "", "\n");
+	line(&in, &want, "a+b and 1+2 are no frames", "", "\n");
+	snprintf(t, sizeof(t), "--kallsyms %s/kallsyms", sc->dir);
+	check_decode(sc, &in, &want, t);
+
+	/* A kallsyms that hides its addresses, or none: a usage error. */
+	f = fopen(ks, "w");
+	assert_non_null(f);
+	fprintf(f, "0000000000000000 T _stext\n0000000000000000 T _einittext\n");
+	fclose(f);
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s decode --kallsyms %s < /dev/null "
+				    "2> %s/err", sc->dir, ks, sc->dir), 64);
+	assert_int_equal(fixture_sh("grep -q 'every address is 0' %s/err", sc->dir), 0);
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s decode --kallsyms %s/none < /dev/null "
+				    "2> /dev/null", sc->dir, sc->dir), 64);
+	/* decode's option only */
+	assert_int_equal(fixture_sh(BPFSTASH_BIN " --root %s ls --kallsyms %s > /dev/null 2>&1",
+				    sc->dir, ks), 64);
+	free(in.p);
+	free(want.p);
+}
+
 /* Junk in, the same junk out: binary, NULs, 1 MB lines, no end of line. */
 static void test_junk(void **state)
 {
@@ -593,6 +679,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_archive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_archive_boots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_debuginfod, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_misnamed_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_junk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_at_cli, setup, teardown),
 	};

@@ -40,7 +40,34 @@ struct decoder {
 	struct bpfstash_resolve_opts at;	/* --at, or clock NONE */
 	struct bpfstash_resolve_opts perf;	/* the last perf sample's time */
 	int err;				/* the first failure to read the stash */
+	struct decode_ksyms *ksyms;		/* --kallsyms, or /proc/kallsyms once needed */
+	bool ksyms_tried;
 };
+
+/*
+ * A frame "sym+off" whose offset lies past sym's end: its address,
+ * recomputed from kallsyms, decoded as a bare address would be.  The
+ * kallsyms of this boot are read at the first such frame; if they show no
+ * addresses, that is said once and such frames are left alone.
+ */
+static bool rename_frame(struct decoder *d, struct decode_frame *f)
+{
+	if (!d->ksyms && !d->ksyms_tried) {
+		d->ksyms_tried = true;
+		d->ksyms = decode_ksyms_load("/proc/kallsyms");
+		if (!d->ksyms)
+			p_info("/proc/kallsyms: %s: frames named after the wrong kernel symbol "
+			       "(bpftrace's, once a program is gone) are left as they are; "
+			       "run as root, or give --kallsyms FILE",
+			       errno == ENODATA ? "it shows this user no addresses" :
+			       strerror(errno));
+	}
+	if (!d->ksyms || !decode_ksyms_misnamed(d->ksyms, f->ksym, f->ksym_off, &f->addr))
+		return false;
+	f->has_addr = true;
+	f->renamed = true;
+	return true;
+}
 
 /* One source's answer for a frame. */
 struct lookup {
@@ -162,9 +189,12 @@ static void annotate(struct decoder *d, const struct decode_frame *f, char *buf,
 	const struct bpfstash_resolve_opts *when = &d->at;
 	const struct lookup *found = NULL;
 	struct lookup a, b;
+	size_t n = 0;
 
 	buf[0] = '\0';
 	if (f->has_hash && annotate_by_hash(d, f, buf, size))
+		return;
+	if (!f->has_symbol && !f->has_addr)
 		return;
 	if (f->has_time)
 		when = &f->when;
@@ -189,6 +219,20 @@ static void annotate(struct decoder *d, const struct decode_frame *f, char *buf,
 	else if (!b.err && a.err == -ENOENT)
 		found = &b;
 
+	/*
+	 * A recomputed address says what it is first, when an entry holds it
+	 * (at that time or another).
+	 */
+	if (f->renamed && found)
+		n = snprintf(buf, size, " (0x%llx: %s+0x%x)", (unsigned long long)f->addr,
+			     found->loc.func_name, found->loc.func_off);
+	else if (f->renamed && (a.err != -ENOENT || b.err != -ENOENT ||
+				count_candidates(&a, &b, false)))
+		n = snprintf(buf, size, " (0x%llx)", (unsigned long long)f->addr);
+	if (n >= size)
+		n = 0;
+	buf += n;
+	size -= n;
 	if (found && found->loc.has_line)
 		snprintf(buf, size, " %s:%u:%u%s%s", found->loc.file, found->loc.line,
 			 found->loc.col, opts.source ? ": " : "",
@@ -217,7 +261,7 @@ static void decode_line(struct decoder *d, const char *line, size_t len, const c
 	if (*eol == '\n' && body && line[body - 1] == '\r')
 		body--;
 	note[0] = '\0';
-	if (decode_scan(line, body, &f))
+	if (decode_scan(line, body, &f) && (f.has_symbol || f.has_addr || rename_frame(d, &f)))
 		annotate(d, &f, note, sizeof(note));
 	else
 		perf_header_time(line, body, &d->perf);
@@ -254,10 +298,21 @@ int do_decode(int argc, char **argv)
 	d.at.sz = sizeof(d.at);
 	if (opts.at && parse_at(opts.at, &d.at))
 		return EXIT_USAGE;
+	if (opts.kallsyms) {
+		d.ksyms = decode_ksyms_load(opts.kallsyms);
+		if (!d.ksyms) {
+			p_err("--kallsyms %s: %s", opts.kallsyms, errno == ENODATA ?
+			      "every address is 0 (copied by a user kptr_restrict hides them from)" :
+			      strerror(errno));
+			return EXIT_USAGE;
+		}
+	}
 	if (opts.archive) {
 		ret = decode_archive_open(opts.archive, &d.archive);
-		if (ret)
+		if (ret) {
+			decode_ksyms_free(d.ksyms);
 			return ret;
+		}
 	}
 	/*
 	 * With an archive, the mounted stash is used if there is one (decoding
@@ -267,6 +322,7 @@ int do_decode(int argc, char **argv)
 		ret = stash_open(&d.stash);
 	if (ret) {
 		decode_archive_close(&d.archive);
+		decode_ksyms_free(d.ksyms);
 		return ret;
 	}
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
@@ -274,6 +330,7 @@ int do_decode(int argc, char **argv)
 	if (!line) {
 		bpfstash_close(d.stash);
 		decode_archive_close(&d.archive);
+		decode_ksyms_free(d.ksyms);
 		p_err("out of memory");
 		return EXIT_FAIL;
 	}
@@ -303,6 +360,7 @@ int do_decode(int argc, char **argv)
 	free(line);
 	bpfstash_close(d.stash);
 	decode_archive_close(&d.archive);
+	decode_ksyms_free(d.ksyms);
 	if (ferror(stdin) || fflush(stdout) || ferror(stdout)) {
 		p_err("decode: %s", strerror(errno));
 		return EXIT_FAIL;

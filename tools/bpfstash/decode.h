@@ -31,9 +31,23 @@ struct decode_frame {
 	struct bpfstash_resolve_opts when;
 	bool has_hash;		/* ".../bpfstash/HASH" (perf script's DSO): the entry */
 	char hash[BPFSTASH_HEX_LEN + 1];
+	/*
+	 * Neither a BPF symbol nor an address: the first "sym+off[/size]"
+	 * (off decimal, or 0x hex), which may name a BPF address after the
+	 * kernel symbol before it (bpftrace's kstack once the program is
+	 * gone): kallsyms decides.
+	 */
+	bool has_ksym;
+	char ksym[DECODE_SYM_MAX];
+	uint64_t ksym_off;
+	bool renamed;		/* decode: has_addr recomputed from ksym */
 };
 
-/* Find the first BPF frame of @line (@len bytes, may hold NULs); false if none. */
+/*
+ * Find the first BPF frame of @line (@len bytes, may hold NULs), or a
+ * frame of a kernel symbol that kallsyms may show is misnamed; false if
+ * neither.
+ */
 bool decode_scan(const char *line, size_t len, struct decode_frame *f);
 
 /*
@@ -77,5 +91,26 @@ struct decode_line {
  * another negative errno.
  */
 int decode_debuginfod(const struct decode_frame *f, struct decode_line *out);
+
+/*
+ * A kallsyms file (/proc/kallsyms, or a copy from the boot a trace comes
+ * from): its symbols by address and by name.
+ */
+struct decode_ksyms;
+
+/*
+ * Read @path.  NULL with errno set if it cannot be read, or ENODATA when
+ * every address is 0 (kptr_restrict hides them from this reader).
+ */
+struct decode_ksyms *decode_ksyms_load(const char *path);
+void decode_ksyms_free(struct decode_ksyms *k);
+/*
+ * Whether "@name+@off" names an address past the end of @name (the next
+ * symbol's address): a wrongly named address, its real address in
+ * *@addr.  False for a symbol kallsyms lacks, holds more than once, or
+ * whose offset lies within it.
+ */
+bool decode_ksyms_misnamed(const struct decode_ksyms *k, const char *name, uint64_t off,
+			   uint64_t *addr);
 
 #endif

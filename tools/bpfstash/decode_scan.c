@@ -87,6 +87,34 @@ static bool scan_symbol(const char *line, size_t len, struct decode_frame *f)
 	return false;
 }
 
+/*
+ * Any "sym+off", off decimal or 0x hex, ending the word (a "/size" may
+ * follow): what bpftrace's kstack prints (decimal), and oops and dmesg
+ * ("sym+0x1f/0x30").
+ */
+static bool scan_ksym(const char *line, size_t len, struct decode_frame *f)
+{
+	size_t i, j, n;
+
+	for (i = 0; i < len; i = j + 1) {
+		for (; i < len && (!is_sym(line[i]) || is_digit(line[i]) ||
+				   (i && is_sym(line[i - 1]))); i++)
+			;
+		for (j = i; j < len && is_sym(line[j]); j++)
+			;
+		if (j == i || j >= len || line[j] != '+' || j - i >= DECODE_SYM_MAX)
+			continue;
+		n = number(line + j + 1, len - j - 1, false, &f->ksym_off);
+		if (!n || (j + 1 + n < len && (is_sym(line[j + 1 + n]) || line[j + 1 + n] == '+')))
+			continue;
+		memcpy(f->ksym, line + i, j - i);
+		f->ksym[j - i] = '\0';
+		f->has_ksym = true;
+		return true;
+	}
+	return false;
+}
+
 /* A kernel address: 16 hex digits "ffff...", 0x optional, alone as a word. */
 static bool scan_addr(const char *line, size_t len, struct decode_frame *f)
 {
@@ -225,5 +253,7 @@ bool decode_scan(const char *line, size_t len, struct decode_frame *f)
 	scan_symbol(line, len, f);
 	scan_addr(line, len, f);
 	scan_hash(line, len, f);
-	return f->has_symbol || f->has_addr;
+	if (!f->has_symbol && !f->has_addr)
+		scan_ksym(line, len, f);
+	return f->has_symbol || f->has_addr || f->has_ksym;
 }

@@ -246,7 +246,7 @@ static int do_help(int argc, char **argv)
 	       "                            TIME), or of an offset into an entry's jited file\n"
 	       "  verify [HASH...]          recompute the hashes (all entries by default)\n"
 	       "  export HASH... --to DIR   write ELF files into DIR/.build-id/xx/yyyy.debug\n"
-	       "  decode [-s] [--at TIME] [--archive DIR]\n"
+	       "  decode [-s] [--at TIME] [--archive DIR] [--kallsyms FILE]\n"
 	       "                            copy stdin to stdout, each BPF frame of a stack\n"
 	       "                            trace (dmesg, oops, bpftrace, /proc/PID/stack, perf\n"
 	       "                            script) followed by file:line:col (-s: and source)\n"
@@ -270,6 +270,8 @@ static int do_help(int argc, char **argv)
 	       "  -a, --at TIME    resolve and decode: when the address was seen\n"
 	       "  -s, --source     decode: append the source line too\n"
 	       "  -A, --archive DIR decode: also the entries bpfstash-gc archived into DIR\n"
+	       "      --kallsyms FILE decode: the boot's /proc/kallsyms (default: this one's),\n"
+	       "                   to recompute frames named after the wrong kernel symbol\n"
 	       "      --existing   watch: first, what the stash already holds (source scan)\n"
 	       "      --count N    watch: stop after N lines\n"
 	       "      --duration S watch: stop after S seconds\n"
@@ -318,7 +320,7 @@ static const struct cmd commands[] = {
 	{ "resolve",	do_resolve,	"aB" },
 	{ "verify",	do_verify,	"" },
 	{ "export",	do_export,	"t" },
-	{ "decode",	do_decode,	"saAB" },
+	{ "decode",	do_decode,	"saABK" },
 	{ "watch",	do_watch,	"CDPE" },
 	{ "help",	do_help,	"" },
 	{ "version",	do_version,	"" },
@@ -372,6 +374,7 @@ int main(int argc, char **argv)
 		{ "source",	no_argument,		NULL, 's' },
 		{ "archive",	required_argument,	NULL, 'A' },
 		{ "boot-id",	required_argument,	NULL, 'B' },
+		{ "kallsyms",	required_argument,	NULL, 'K' },
 		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ "help",	no_argument,		NULL, 'h' },
@@ -424,6 +427,9 @@ int main(int argc, char **argv)
 			break;
 		case 'A':
 			opts.archive = optarg;
+			break;
+		case 'K':
+			opts.kallsyms = optarg;
 			break;
 		case 'B':
 			if (bpfstash_boot_id_parse(optarg, opts.boot_id)) {

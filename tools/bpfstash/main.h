@@ -33,6 +33,7 @@ struct opts {
 	const char *at;		/* resolve, decode --at TIME */
 	bool source;		/* decode -s */
 	const char *archive;	/* decode --archive DIR */
+	const char *kallsyms;	/* decode --kallsyms FILE */
 	bool boot_id_given;	/* resolve, decode --boot-id ID */
 	uint8_t boot_id[BPFSTASH_BOOT_ID_SIZE];
 	uint64_t count;		/* watch --count N */
