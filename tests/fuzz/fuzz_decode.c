@@ -38,13 +38,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		must(f.has_symbol || f.has_addr || f.has_ksym, "a frame with nothing in it");
 		if (f.has_ksym) {
 			size_t n = strnlen(f.ksym, sizeof(f.ksym));
-			char *p;
+			char sym[DECODE_SYM_MAX + 1];
 
 			must(!f.has_symbol && !f.has_addr, "a kernel symbol beside a BPF frame");
 			must(n && n < sizeof(f.ksym), "kernel symbol empty or not terminated");
-			p = memmem(line, size, f.ksym, n);
-			must(p && (size_t)(p - line) + n < size && p[n] == '+',
-			     "kernel symbol not from the line, or without its '+'");
+			memcpy(sym, f.ksym, n);
+			sym[n] = '+';
+			must(memmem(line, size, sym, n + 1) != NULL,
+			     "kernel symbol and its '+' not from the line");
 		}
 		if (f.has_symbol) {
 			size_t n = strnlen(f.symbol, sizeof(f.symbol));

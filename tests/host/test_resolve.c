@@ -131,6 +131,95 @@ static void test_offset_form(void **state)
 	}
 }
 
+/* @a (the 1.0 struct) and @b (the sized one) say the same. */
+static void same_loc(const struct bpfstash_location *a, const struct bpfstash_loc *b)
+{
+	assert_true(a->addr == b->addr);
+	assert_int_equal(a->func, b->func);
+	assert_true(a->func_addr == b->func_addr);
+	assert_int_equal(a->func_off, b->func_off);
+	assert_string_equal(a->func_name, b->func_name);
+	assert_ptr_equal(a->btf_name, b->btf_name);
+	assert_int_equal(a->has_line, b->has_line);
+	assert_int_equal(a->line_idx, b->line_idx);
+	assert_true(a->line_addr == b->line_addr);
+	assert_string_equal(a->file, b->file);
+	assert_int_equal(a->line, b->line);
+	assert_int_equal(a->col, b->col);
+	assert_string_equal(a->source, b->source);
+}
+
+/*
+ * The sized struct bpfstash_loc (LIBBPFSTASH_1.2): the same as struct
+ * bpfstash_location at every function's first, middle and last byte, by
+ * address and by offset, and through a stash; a caller's larger struct (a
+ * later header's) gets zeros past what the library knows and keeps its
+ * sz; a smaller one, or an unknown flag, is -EINVAL and left as it was.
+ */
+static void test_sized_loc(void **state)
+{
+	struct {
+		struct bpfstash_loc l;
+		uint64_t later;
+	} big;
+	struct bpfstash_location a;
+	struct bpfstash_loc b, small;
+	struct bpfstash_entry *e, *ge;
+	struct bpfstash *s;
+	struct fixture fx;
+	uint32_t i, j;
+
+	fixture_get("subprogs", &fx);
+	e = fixture_load(&fx);
+	for (i = 0; i < bpfstash_entry_nr_funcs(e); i++) {
+		const struct bpfstash_func *f = bpfstash_entry_func(e, i);
+		uint32_t offs[] = { 0, f->len / 2, f->len - 1 };
+
+		for (j = 0; j < 3; j++) {
+			b = (struct bpfstash_loc){ .sz = sizeof(b) };
+			assert_int_equal(bpfstash_entry_resolve(e, f->addr + offs[j], &a), 0);
+			assert_int_equal(bpfstash_entry_lookup(e, f->addr + offs[j], 0, &b), 0);
+			assert_int_equal(b.sz, sizeof(b));
+			same_loc(&a, &b);
+			assert_int_equal(bpfstash_entry_lookup(e, f->offset + offs[j],
+							       BPFSTASH_LOOKUP_OFFSET, &b), 0);
+			same_loc(&a, &b);
+		}
+	}
+	memset(&big, 0xa5, sizeof(big));
+	big.l.sz = sizeof(big);
+	assert_int_equal(bpfstash_entry_lookup(e, bpfstash_entry_func(e, 0)->addr, 0, &big.l), 0);
+	assert_int_equal(big.l.sz, sizeof(big));
+	assert_true(big.later == 0);
+	assert_int_equal(bpfstash_entry_resolve(e, bpfstash_entry_func(e, 0)->addr, &a), 0);
+	same_loc(&a, &big.l);
+
+	memset(&small, 0xa5, sizeof(small));
+	small.sz = offsetof(struct bpfstash_loc, source);
+	assert_int_equal(bpfstash_entry_lookup(e, bpfstash_entry_func(e, 0)->addr, 0, &small),
+			 -EINVAL);
+	assert_int_equal(small.func, 0xa5a5a5a5);
+	b.sz = sizeof(b);
+	assert_int_equal(bpfstash_entry_lookup(e, bpfstash_entry_func(e, 0)->addr, 1u << 7, &b),
+			 -EINVAL);
+	assert_int_equal(bpfstash_entry_lookup(e, 1, 0, &b), -ENOENT);
+
+	assert_int_equal(bpfstash_open(FIXTURES "/stash", &s), 0);
+	assert_int_equal(bpfstash_lookup_at(s, bpfstash_entry_func(e, 1)->addr + 3, NULL, &ge, &b,
+					    NULL), 0);
+	assert_string_equal(bpfstash_entry_name(ge), bpfstash_entry_name(e));
+	assert_int_equal(bpfstash_entry_resolve(e, bpfstash_entry_func(e, 1)->addr + 3, &a), 0);
+	assert_string_equal(a.file, b.file);
+	assert_int_equal(a.line, b.line);
+	assert_int_equal(b.func, 1);
+	bpfstash_entry_free(ge);
+	assert_int_equal(bpfstash_lookup_at(s, bpfstash_entry_func(e, 1)->addr, NULL, &ge, &small,
+					    NULL), -EINVAL);
+	assert_null(ge);
+	bpfstash_close(s);
+	bpfstash_entry_free(e);
+}
+
 /*
  * Every instruction bpftool disassembled: the same function, and the
  * file:line:col and source of the annotation above it (none before the
@@ -328,6 +417,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_function_edges),
 		cmocka_unit_test(test_offset_form),
+		cmocka_unit_test(test_sized_loc),
 		cmocka_unit_test(test_lines_match_bpftool),
 		cmocka_unit_test(test_line_records),
 		cmocka_unit_test(test_stash_resolve),

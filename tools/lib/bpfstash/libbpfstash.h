@@ -250,6 +250,42 @@ struct bpfstash_location {
 };
 
 /*
+ * struct bpfstash_location keeps the layout 1.0 gave it, for the calls that
+ * take it.  struct bpfstash_loc (LIBBPFSTASH_1.2) holds the same and can
+ * grow: the caller sets @sz to its sizeof(struct bpfstash_loc); the
+ * library writes @sz bytes at most, zero past the fields it knows, and
+ * refuses (-EINVAL) a @sz that does not reach @source.
+ */
+struct bpfstash_loc {
+	size_t sz;
+	uint64_t addr;
+	uint32_t func;
+	uint64_t func_addr;
+	uint32_t func_off;
+	const char *func_name;
+	const char *btf_name;
+	bool has_line;
+	uint32_t line_idx;
+	uint64_t line_addr;
+	const char *file;
+	uint32_t line;
+	uint32_t col;
+	const char *source;
+};
+
+/* bpfstash_entry_lookup(): @addr is an offset into the entry's jited file. */
+#define BPFSTASH_LOOKUP_OFFSET	(1u << 0)
+
+/*
+ * bpfstash_entry_resolve() (with BPFSTASH_LOOKUP_OFFSET,
+ * bpfstash_entry_resolve_offset()) into a struct bpfstash_loc: 0, -ENOENT,
+ * or -EINVAL for an unknown flag or a @loc->sz too small.
+ * (LIBBPFSTASH_1.2)
+ */
+int bpfstash_entry_lookup(const struct bpfstash_entry *entry, uint64_t addr, unsigned int flags,
+			  struct bpfstash_loc *loc);
+
+/*
  * Resolve an absolute address inside the entry's functions.
  * -ENOENT if it is outside all of them (one past the end included).
  */
@@ -355,6 +391,11 @@ void bpfstash_candidates_free(struct bpfstash_candidates *cands);
 int bpfstash_resolve_at(struct bpfstash *stash, uint64_t addr,
 			const struct bpfstash_resolve_opts *opts, struct bpfstash_entry **entry,
 			struct bpfstash_location *loc, struct bpfstash_candidates **cands);
+
+/* bpfstash_resolve_at() into a struct bpfstash_loc (LIBBPFSTASH_1.2). */
+int bpfstash_lookup_at(struct bpfstash *stash, uint64_t addr,
+		       const struct bpfstash_resolve_opts *opts, struct bpfstash_entry **entry,
+		       struct bpfstash_loc *loc, struct bpfstash_candidates **cands);
 
 /*
  * The same for a kallsyms name and offset, as stack traces print them

@@ -585,6 +585,63 @@ int bpfstash_resolve_at(struct bpfstash *s, uint64_t addr, const struct bpfstash
 	return resolve_query(s, &q, opts, entry, loc, cands);
 }
 
+/* Whether the caller's struct bpfstash_loc holds every field this library fills. */
+static bool loc_valid(const struct bpfstash_loc *loc)
+{
+	return loc && loc->sz >= offsetof(struct bpfstash_loc, source) + sizeof(loc->source);
+}
+
+/* @in into the caller's @out: its @sz bytes at most, zero past what is known. */
+static void loc_out(const struct bpfstash_location *in, struct bpfstash_loc *out)
+{
+	struct bpfstash_loc l = {
+		.addr = in->addr, .func = in->func, .func_addr = in->func_addr,
+		.func_off = in->func_off, .func_name = in->func_name, .btf_name = in->btf_name,
+		.has_line = in->has_line, .line_idx = in->line_idx, .line_addr = in->line_addr,
+		.file = in->file, .line = in->line, .col = in->col, .source = in->source,
+	};
+	size_t sz = out->sz;
+
+	l.sz = sz;
+	memcpy(out, &l, sz < sizeof(l) ? sz : sizeof(l));
+	if (sz > sizeof(l))
+		memset((uint8_t *)out + sizeof(l), 0, sz - sizeof(l));
+}
+
+int bpfstash_entry_lookup(const struct bpfstash_entry *e, uint64_t addr, unsigned int flags,
+			  struct bpfstash_loc *loc)
+{
+	struct bpfstash_location l;
+	int err;
+
+	if (!loc_valid(loc) || (flags & ~BPFSTASH_LOOKUP_OFFSET))
+		return -EINVAL;
+	err = flags & BPFSTASH_LOOKUP_OFFSET ? bpfstash_entry_resolve_offset(e, addr, &l) :
+					       bpfstash_entry_resolve(e, addr, &l);
+	if (!err)
+		loc_out(&l, loc);
+	return err;
+}
+
+int bpfstash_lookup_at(struct bpfstash *s, uint64_t addr, const struct bpfstash_resolve_opts *opts,
+		       struct bpfstash_entry **entry, struct bpfstash_loc *loc,
+		       struct bpfstash_candidates **cands)
+{
+	struct bpfstash_location l;
+	int err;
+
+	if (!loc_valid(loc)) {
+		*entry = NULL;
+		if (cands)
+			*cands = NULL;
+		return -EINVAL;
+	}
+	err = bpfstash_resolve_at(s, addr, opts, entry, &l, cands);
+	if (!err)
+		loc_out(&l, loc);
+	return err;
+}
+
 int bpfstash_resolve_symbol(struct bpfstash *s, const char *symbol, uint64_t off, uint64_t size,
 			    const struct bpfstash_resolve_opts *opts, struct bpfstash_entry **entry,
 			    struct bpfstash_location *loc, struct bpfstash_candidates **cands)
