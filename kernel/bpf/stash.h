@@ -17,6 +17,7 @@
 #include <linux/rhashtable-types.h>
 #include <linux/seqlock.h>
 #include <linux/sizes.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/unaligned.h>
 #include <linux/xarray.h>
