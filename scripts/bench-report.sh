@@ -394,6 +394,15 @@ libbpfstash resolve throughput and export time (\`bench/resolve_bench\`):
 \`\`\`
 $(cat "$res/resolve.txt" 2>/dev/null)
 \`\`\`
+
+Lookups against 100 000 entries (\`bench/index_bench\`): a scan of the
+stash per lookup (\`bpfstash_resolve_at()\`, what decode and resolve did)
+against the per-run index read once, and the agent's recovery reading
+meta and funcs against loading every entry whole:
+
+\`\`\`
+$(cat "$res/index.txt" 2>/dev/null)
+\`\`\`
 EOF
 
 # The plot: added p50 (%) against JIT size, for the programs with a size.

@@ -180,6 +180,11 @@ fi
 if ! "$top/build/bench/resolve_bench" > "$res/resolve.txt" 2>&1; then
 	say "resolve_bench failed, the report says why: $(tail -n 1 "$res/resolve.txt")"
 fi
+# Lookups against 100 000 entries: a scan per lookup against the per-run
+# index, and the agent's recovery (a copy of a stash on disk, made once).
+if ! BPFSTASH_TOP=$top "$top/build/bench/index_bench" -n 100000 > "$res/index.txt" 2>&1; then
+	say "index_bench failed, the report says why: $(tail -n 1 "$res/index.txt")"
+fi
 # The agent's index alone, at this CPU's own speed (no kernel needed).
 if ! "$top/build/bench/agentbench" -s > "$res/agent-host.txt" 2>&1; then
 	say "agentbench -s failed, the report says why: $(tail -n 1 "$res/agent-host.txt")"

@@ -208,6 +208,111 @@ static void test_corrupt_candidate(void **state)
 }
 
 /* A kallsyms name and offset: the entries with that function, by time. */
+/*
+ * The per-run index answers as the per-query scan does: every function's
+ * first, middle and last byte of both entries, at every time of the
+ * windows and without one (the entry, the error and the candidates), and
+ * every symbol; an entry copied in after it was read is seen after
+ * bpfstash_index_refresh(), and an unload time written after it, at once
+ * (a lookup takes the entry's state as it is then).
+ */
+static void test_index(void **state)
+{
+	static const uint64_t secs[] = { 0, 50, 100, 150, 200, 250, 300, 400 };
+	const struct bpfstash_entry *es[] = { ((struct scene *)*state)->et,
+					      ((struct scene *)*state)->el };
+	struct scene *sc = *state;
+	struct bpfstash_loc il = { .sz = sizeof(il) };
+	struct bpfstash_candidates *c1, *c2;
+	struct bpfstash_location loc;
+	struct bpfstash_entry *e1, *e2;
+	struct bpfstash_index *x;
+	struct fixture sub;
+	size_t k, t, i, j, checked = 0;
+	int r1, r2;
+
+	assert_int_equal(bpfstash_index_open(sc->s, &x), 0);
+	assert_int_equal(bpfstash_index_nr_entries(x), 2);
+	assert_int_equal(bpfstash_index_nr_ranges(x),
+			 bpfstash_entry_nr_funcs(sc->et) + bpfstash_entry_nr_funcs(sc->el));
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < bpfstash_entry_nr_funcs(es[k]); i++) {
+			const struct bpfstash_func *f = bpfstash_entry_func(es[k], i);
+			const char *sym = bpfstash_entry_func_name(es[k], i);
+			uint64_t offs[] = { 0, f->len / 2, f->len - 1 };
+
+			for (j = 0; j < 3; j++) {
+				for (t = 0; t < sizeof(secs) / sizeof(secs[0]); t++) {
+					struct bpfstash_resolve_opts o =
+						at(secs[t] ? BPFSTASH_CLOCK_BOOTTIME :
+							     BPFSTASH_CLOCK_NONE,
+						   secs[t] * FIXTURE_NS);
+
+					r1 = bpfstash_resolve_at(sc->s, f->addr + offs[j], &o, &e1,
+								 &loc, &c1);
+					r2 = bpfstash_index_resolve_at(x, f->addr + offs[j], &o, &e2,
+								       &il, &c2);
+					assert_int_equal(r1, r2);
+					assert_int_equal(bpfstash_candidates_count(c1),
+							 bpfstash_candidates_count(c2));
+					if (!r1) {
+						assert_string_equal(bpfstash_entry_name(e1),
+								    bpfstash_entry_name(e2));
+						assert_int_equal(loc.line, il.line);
+						assert_true(loc.addr == il.addr);
+					}
+					bpfstash_entry_free(e1);
+					bpfstash_entry_free(e2);
+					bpfstash_candidates_free(c1);
+					bpfstash_candidates_free(c2);
+					r1 = bpfstash_resolve_symbol(sc->s, sym, offs[j], f->len, &o,
+								     &e1, &loc, NULL);
+					r2 = bpfstash_index_resolve_symbol(x, sym, offs[j], f->len,
+									   &o, &e2, &il, NULL);
+					assert_int_equal(r1, r2);
+					if (!r1)
+						assert_string_equal(bpfstash_entry_name(e1),
+								    bpfstash_entry_name(e2));
+					bpfstash_entry_free(e1);
+					bpfstash_entry_free(e2);
+					checked++;
+				}
+			}
+		}
+	}
+	assert_true(checked > 100);
+
+	/* A later entry: not seen until the index is read again. */
+	fixture_get("subprogs", &sub);
+	fixture_copy(&sub, sc->dir);
+	e1 = fixture_load(&sub);
+	assert_int_equal(bpfstash_index_resolve_at(x, bpfstash_entry_func(e1, 0)->addr + 1, NULL,
+						   &e2, &il, NULL), -ENOENT);
+	assert_int_equal(bpfstash_index_refresh(x), 0);
+	assert_int_equal(bpfstash_index_nr_entries(x), 3);
+	r2 = bpfstash_index_resolve_at(x, bpfstash_entry_func(e1, 0)->addr + 1, NULL, &e2, &il,
+				       NULL);
+	/* subprogs' image may share addresses with the others: held, or ambiguous */
+	assert_true(r2 == 0 || r2 == -EADDRNOTAVAIL);
+	if (!r2)
+		assert_string_equal(bpfstash_entry_name(e2), sub.hash);
+	bpfstash_entry_free(e2);
+	bpfstash_entry_free(e1);
+	/* large unloaded at 350 s after the read: at 360 s nobody holds the shared address */
+	fixture_set_times(sc->dir, sc->large.hash, 300, 350);
+	{
+		struct bpfstash_resolve_opts o = at(BPFSTASH_CLOCK_BOOTTIME, 360 * FIXTURE_NS);
+
+		r2 = bpfstash_index_resolve_at(x, sc->shared, &o, &e2, &il, NULL);
+		assert_int_equal(r2, -ENOENT);
+	}
+	/* a sized location too small */
+	il.sz = 8;
+	assert_int_equal(bpfstash_index_resolve_at(x, sc->shared, NULL, &e2, &il, NULL), -EINVAL);
+	assert_null(e2);
+	bpfstash_index_free(x);
+}
+
 static void test_symbol(void **state)
 {
 	struct scene *sc = *state;
@@ -302,6 +407,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_windows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ambiguous, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_candidate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_index, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symbol, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_opts, setup, teardown),
 	};

@@ -726,9 +726,25 @@ static int report_unresolved(int err, const char *what, const struct bpfstash_re
 	return EXIT_NOSTASH;
 }
 
-static int resolve_one(struct bpfstash *stash, const char *arg,
+/* The sized location, as the calls of struct bpfstash_location give it. */
+static void loc_from(const struct bpfstash_loc *l, struct bpfstash_location *loc)
+{
+	*loc = (struct bpfstash_location){
+		.addr = l->addr, .func = l->func, .func_addr = l->func_addr,
+		.func_off = l->func_off, .func_name = l->func_name, .btf_name = l->btf_name,
+		.has_line = l->has_line, .line_idx = l->line_idx, .line_addr = l->line_addr,
+		.file = l->file, .line = l->line, .col = l->col, .source = l->source,
+	};
+}
+
+/*
+ * One argument; addresses through @index, made at the first one: one read
+ * of the stash for all the addresses of the command line.
+ */
+static int resolve_one(struct bpfstash *stash, struct bpfstash_index **index, const char *arg,
 		       const struct bpfstash_resolve_opts *when)
 {
+	struct bpfstash_loc l = { .sz = sizeof(l) };
 	struct bpfstash_candidates *cands = NULL;
 	struct bpfstash_location loc;
 	struct bpfstash_entry *e;
@@ -760,8 +776,17 @@ static int resolve_one(struct bpfstash *stash, const char *arg,
 	}
 	if (!parse_hex(arg, &v))
 		return usage_error("'%s' is not an address or HASH+OFFSET", arg);
+	if (!*index) {
+		err = bpfstash_index_open(stash, index);
+		if (err) {
+			p_err("%s: %s", opts.root, strerror(-err));
+			return EXIT_NOSTASH;
+		}
+	}
 	/* Never a guess: a reused address without a time is ambiguous. */
-	err = bpfstash_resolve_at(stash, v, when, &e, &loc, &cands);
+	err = bpfstash_index_resolve_at(*index, v, when, &e, &l, &cands);
+	if (!err)
+		loc_from(&l, &loc);
 	if (err) {
 		snprintf(what, sizeof(what), ADDR_FMT, v);
 		ret = report_unresolved(err, what, when, cands);
@@ -777,6 +802,7 @@ static int resolve_one(struct bpfstash *stash, const char *arg,
 int do_resolve(int argc, char **argv)
 {
 	struct bpfstash_resolve_opts when = { .sz = sizeof(when) };
+	struct bpfstash_index *index = NULL;
 	struct bpfstash *stash;
 	int i, ret, worst = EXIT_OK;
 
@@ -792,13 +818,14 @@ int do_resolve(int argc, char **argv)
 	if (json_wtr)
 		jsonw_start_array(json_wtr);
 	for (i = 0; i < argc; i++) {
-		ret = resolve_one(stash, argv[i], &when);
+		ret = resolve_one(stash, &index, argv[i], &when);
 		/* the gravest wins: usage, then no stash, then not found */
 		if (ret == EXIT_USAGE || (ret && worst != EXIT_USAGE && ret > worst))
 			worst = ret;
 	}
 	if (json_wtr)
 		jsonw_end_array(json_wtr);
+	bpfstash_index_free(index);
 	bpfstash_close(stash);
 	return worst;
 }

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "main.h"
 #include "decode.h"
@@ -42,6 +43,14 @@ struct decoder {
 	int err;				/* the first failure to read the stash */
 	struct decode_ksyms *ksyms;		/* --kallsyms, or /proc/kallsyms once needed */
 	bool ksyms_tried;
+	/*
+	 * The sources' indexes, read at the first frame: one read of each for
+	 * the whole trace.  A frame that no entry holds refreshes them (at
+	 * most once a second): a trace read as it is written (dmesg -w) has
+	 * frames of programs loaded since.
+	 */
+	struct bpfstash_index *index[2];
+	time_t indexed[2];
 };
 
 /*
@@ -73,29 +82,53 @@ static bool rename_frame(struct decoder *d, struct decode_frame *f)
 struct lookup {
 	int err;
 	struct bpfstash_entry *e;
-	struct bpfstash_location loc;
+	struct bpfstash_loc loc;
 	struct bpfstash_candidates *cands;
 };
 
-static void lookup(struct bpfstash *s, const struct decode_frame *f,
-		   const struct bpfstash_resolve_opts *time, struct lookup *l)
+static void query(struct bpfstash_index *x, const struct decode_frame *f,
+		  const struct bpfstash_resolve_opts *when, struct lookup *l)
+{
+	if (f->has_symbol)
+		l->err = bpfstash_index_resolve_symbol(x, f->symbol, f->off, f->size, when, &l->e,
+						       &l->loc, &l->cands);
+	else
+		l->err = bpfstash_index_resolve_at(x, f->addr, when, &l->e, &l->loc, &l->cands);
+}
+
+static void lookup(struct decoder *d, int src, struct bpfstash *s, const struct decode_frame *f,
+		   const struct bpfstash_resolve_opts *at_time, struct lookup *l)
 {
 	struct bpfstash_resolve_opts at = { .sz = sizeof(at) }, *when = &at;
 
 	/* --boot-id: only that boot's entries (archives hold several boots'). */
-	if (time)
-		at = *time;
+	if (at_time)
+		at = *at_time;
 	at.sz = sizeof(at);
 	if (opts.boot_id_given)
 		at.boot_id = opts.boot_id;
 	memset(l, 0, sizeof(*l));
-	if (!s)
+	l->loc.sz = sizeof(l->loc);
+	if (!s) {
 		l->err = -ENOENT;
-	else if (f->has_symbol)
-		l->err = bpfstash_resolve_symbol(s, f->symbol, f->off, f->size, when, &l->e,
-						 &l->loc, &l->cands);
-	else
-		l->err = bpfstash_resolve_at(s, f->addr, when, &l->e, &l->loc, &l->cands);
+		return;
+	}
+	if (!d->index[src]) {
+		l->err = bpfstash_index_open(s, &d->index[src]);
+		if (l->err)
+			return;
+		d->indexed[src] = time(NULL);
+	}
+	query(d->index[src], f, when, l);
+	if (l->err == -ENOENT && !bpfstash_candidates_count(l->cands) &&
+	    time(NULL) != d->indexed[src]) {
+		bpfstash_candidates_free(l->cands);
+		l->cands = NULL;
+		l->err = bpfstash_index_refresh(d->index[src]);
+		d->indexed[src] = time(NULL);
+		if (!l->err)
+			query(d->index[src], f, when, l);
+	}
 }
 
 static bool has_candidate(const struct bpfstash_candidates *cands, const char *hash)
@@ -200,8 +233,8 @@ static void annotate(struct decoder *d, const struct decode_frame *f, char *buf,
 		when = &f->when;
 	else if (d->perf.clock != BPFSTASH_CLOCK_NONE)
 		when = &d->perf;
-	lookup(d->stash, f, when, &a);
-	lookup(d->archive.stash, f, when, &b);
+	lookup(d, 0, d->stash, f, when, &a);
+	lookup(d, 1, d->archive.stash, f, when, &b);
 
 	/* A failure to read a source is reported at the end; it has no answer. */
 	if (a.err && a.err != -ENOENT && a.err != -EADDRNOTAVAIL) {
@@ -358,6 +391,8 @@ int do_decode(int argc, char **argv)
 	if (len)
 		decode_line(&d, line, len, "");
 	free(line);
+	bpfstash_index_free(d.index[0]);
+	bpfstash_index_free(d.index[1]);
 	bpfstash_close(d.stash);
 	decode_archive_close(&d.archive);
 	decode_ksyms_free(d.ksyms);

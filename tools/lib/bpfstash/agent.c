@@ -35,6 +35,7 @@
  */
 #define _GNU_SOURCE
 #include <assert.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -927,6 +928,60 @@ static int apply(struct bpfstash_agent *a, const struct perf_event_header *h)
 }
 
 /*
+ * The funcs file of entry @name, checked for the @nr functions its meta
+ * says: their ranges are all the agent keeps, so a recovery at 100 000
+ * entries reads two files of each (meta and funcs) rather than all of
+ * them.  A line lookup loads the entry whole, and checks the rest then.
+ */
+static int read_entry_funcs(struct bpfstash_agent *a, const char *name, uint32_t nr,
+			    void **out)
+{
+	const struct bpfstash_func *f;
+	size_t size, names_len;
+	const char *names;
+	uint32_t i, off;
+	void *buf;
+	int err;
+
+	*out = NULL;
+	err = bst_read_file_at(a->stash->dirfd, name, "funcs", BST_FUNCS_MAX, &buf, &size);
+	if (err)
+		return err;
+	f = buf;
+	if (!nr || nr > BPFSTASH_MAX_FUNCS || size < (size_t)nr * sizeof(*f)) {
+		free(buf);
+		return bst_bad("funcs: %zu bytes hold fewer than nr_funcs %u records", size, nr);
+	}
+	names = (const char *)(f + nr);
+	names_len = size - (size_t)nr * sizeof(*f);
+	for (i = 0; i < nr; i++) {
+		off = le32toh(f[i].name_off);
+		if (off >= names_len || !memchr(names + off, '\0', names_len - off)) {
+			free(buf);
+			return bst_bad("funcs: function %u: name at %u does not end in the file",
+				       i, off);
+		}
+	}
+	*out = buf;
+	return 0;
+}
+
+/* The @nr functions of a funcs file read_entry_funcs() checked, into @p. */
+static int add_entry_funcs(struct bpfstash_agent *a, struct bst_prog *p, const void *buf,
+			   uint32_t nr)
+{
+	const struct bpfstash_func *f = buf;
+	const char *names = (const char *)(f + nr);
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < nr && !err; i++)
+		err = prog_add_func(a, p, i, le64toh(f[i].addr), le32toh(f[i].len),
+				    names + le32toh(f[i].name_off));
+	return err;
+}
+
+/*
  * Index the stash's entries that the records did not bring, and close the
  * programs whose unload record was lost: the stash holds both times.
  */
@@ -948,11 +1003,11 @@ static int scan_stash(struct bpfstash_agent *a, enum bpfstash_agent_source sourc
 		struct bst_prog *p = find_hash(a, names[i]);
 		const struct bpfstash_meta *m;
 		struct bpfstash_entry *e;
-		uint32_t f;
+		void *funcs;
 
 		if (p && p->pub.unload_time)
 			continue;	/* nothing left to learn */
-		if (bpfstash_entry_load(a->stash, names[i], p ? BPFSTASH_LOAD_META : 0, &e))
+		if (bpfstash_entry_load(a->stash, names[i], BPFSTASH_LOAD_META, &e))
 			continue;	/* deleted meanwhile, or unreadable: no answer */
 		m = bpfstash_entry_meta(e);
 		if (!p && m->unload_time && a->newest > a->forget_ns &&
@@ -968,8 +1023,14 @@ static int scan_stash(struct bpfstash_agent *a, enum bpfstash_agent_source sourc
 			bpfstash_entry_free(e);
 			continue;
 		}
+		/* Unreadable or corrupt: no answer. */
+		if (read_entry_funcs(a, names[i], m->content.nr_funcs, &funcs)) {
+			bpfstash_entry_free(e);
+			continue;
+		}
 		p = prog_new(a);
 		if (!p) {
+			free(funcs);
 			bpfstash_entry_free(e);
 			err = -ENOMEM;
 			break;
@@ -985,12 +1046,8 @@ static int scan_stash(struct bpfstash_agent *a, enum bpfstash_agent_source sourc
 		snprintf(p->pub.name, sizeof(p->pub.name), "%.*s", BPFSTASH_NAME_LEN,
 			 m->content.name);
 		set_origin(p, m);
-		for (f = 0; f < bpfstash_entry_nr_funcs(e) && !err; f++) {
-			const struct bpfstash_func *fn = bpfstash_entry_func(e, f);
-
-			err = prog_add_func(a, p, f, fn->addr, fn->len,
-					    bpfstash_entry_func_name(e, f));
-		}
+		err = add_entry_funcs(a, p, funcs, m->content.nr_funcs);
+		free(funcs);
 		bpfstash_entry_free(e);
 		if (!err && !tsearch(p, &a->by_hash, prog_hash_cmp))
 			err = -ENOMEM;

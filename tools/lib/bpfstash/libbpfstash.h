@@ -408,6 +408,34 @@ int bpfstash_resolve_symbol(struct bpfstash *stash, const char *symbol, uint64_t
 			    struct bpfstash_candidates **cands);
 
 /*
+ * A per-run index (LIBBPFSTASH_1.2): every entry's functions, read once
+ * from each entry's meta and funcs files, by address and by kallsyms
+ * name, so that a run of lookups (decode of a trace, resolve of many
+ * addresses) reads the stash once rather than once per lookup, as
+ * bpfstash_resolve_at() does.  A lookup loads only the entries that hold
+ * the address whole, and takes their times as their meta says them then;
+ * entries stored or deleted since the index was read are seen after
+ * bpfstash_index_refresh(), which reads the stash again.  The index keeps
+ * @stash, which must outlive it.  One thread at a time.
+ */
+struct bpfstash_index;
+int bpfstash_index_open(struct bpfstash *stash, struct bpfstash_index **index);
+int bpfstash_index_refresh(struct bpfstash_index *index);
+void bpfstash_index_free(struct bpfstash_index *index);
+/* The entries listed, and the function ranges of those that could be read. */
+size_t bpfstash_index_nr_entries(const struct bpfstash_index *index);
+size_t bpfstash_index_nr_ranges(const struct bpfstash_index *index);
+/* bpfstash_lookup_at() and bpfstash_resolve_symbol(), on the index. */
+int bpfstash_index_resolve_at(struct bpfstash_index *index, uint64_t addr,
+			      const struct bpfstash_resolve_opts *opts,
+			      struct bpfstash_entry **entry, struct bpfstash_loc *loc,
+			      struct bpfstash_candidates **cands);
+int bpfstash_index_resolve_symbol(struct bpfstash_index *index, const char *symbol, uint64_t off,
+				  uint64_t size, const struct bpfstash_resolve_opts *opts,
+				  struct bpfstash_entry **entry, struct bpfstash_loc *loc,
+				  struct bpfstash_candidates **cands);
+
+/*
  * The text files the kernel generates in an entry directory, rendered from
  * the entry's binary files with the same bytes: "info", "functions" and
  * "lines" (see Documentation/filesystems/bpfstash.rst).  For copies of a

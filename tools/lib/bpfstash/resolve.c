@@ -394,63 +394,192 @@ struct query {
 };
 
 /*
- * The function of entry @name that holds the query, from its meta and
- * funcs files alone (the full load of a match checks everything).
+ * A per-run index: every entry's functions, from its meta and funcs files
+ * alone (the full load of a match checks everything), by address and by
+ * kallsyms name.
  */
-static bool quick_match(int dirfd, const char *name, const struct query *q,
-			struct bpfstash_candidate *c)
+struct bst_irow {
+	uint64_t addr;
+	uint32_t len;
+	uint32_t entry;		/* in bpfstash_index::names */
+	uint32_t func;
+	const char *name;	/* kallsyms name, in the entry's funcs bytes */
+};
+
+struct bpfstash_index {
+	struct bpfstash *stash;
+	char **names;		/* the entries listed, bpfstash_list()'s */
+	size_t nr_names;
+	void **funcs;		/* each entry's funcs bytes, or NULL */
+	struct bst_irow *rows;	/* by address */
+	struct bst_irow **by_name;
+	size_t nr_rows;
+	uint64_t max_len;	/* the longest function */
+};
+
+static void index_clear(struct bpfstash_index *x)
+{
+	size_t i;
+
+	for (i = 0; i < x->nr_names; i++)
+		free(x->funcs[i]);
+	free(x->funcs);
+	bpfstash_names_free(x->names);
+	free(x->rows);
+	free(x->by_name);
+	x->funcs = NULL;
+	x->names = NULL;
+	x->rows = NULL;
+	x->by_name = NULL;
+	x->nr_names = 0;
+	x->nr_rows = 0;
+	x->max_len = 0;
+}
+
+static int cmp_row_addr(const void *a, const void *b)
+{
+	const struct bst_irow *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+static int cmp_row_name(const void *a, const void *b)
+{
+	const struct bst_irow *const *x = a, *const *y = b;
+	int c = strcmp((*x)->name, (*y)->name);
+
+	if (c)
+		return c;
+	return (*x)->entry < (*y)->entry ? -1 : (*x)->entry > (*y)->entry;
+}
+
+/* Entry @k's functions into the rows (@cap grown as needed). */
+static int index_entry(struct bpfstash_index *x, size_t k, size_t *cap)
 {
 	const struct bpfstash_func *f;
-	struct bpfstash_meta *m;
-	void *meta, *funcs;
+	const struct bpfstash_meta *m;
 	size_t fsize, names_len;
+	void *meta, *funcs;
 	const char *names;
-	bool found = false;
 	uint32_t i, n;
 
-	if (!quick_read(dirfd, name, &meta, &funcs, &fsize))
-		return false;
-	/* The files as read: little-endian. */
+	if (!quick_read(x->stash->dirfd, x->names[k], &meta, &funcs, &fsize))
+		return 0;	/* not an entry this library reads: no answer */
 	m = meta;
 	f = funcs;
+	/* The files as read: little-endian. */
 	n = le32toh(m->content.nr_funcs);
-	if (n > BPFSTASH_MAX_FUNCS || fsize < (size_t)n * sizeof(*f))
-		n = 0;
+	free(meta);
+	if (n > BPFSTASH_MAX_FUNCS || fsize < (size_t)n * sizeof(*f)) {
+		free(funcs);
+		return 0;
+	}
 	names = (const char *)(f + n);
 	names_len = fsize - (size_t)n * sizeof(*f);
-	for (i = 0; i < n && !found; i++) {
-		uint64_t addr = le64toh(f[i].addr);
-		uint32_t len = le32toh(f[i].len), name_off = le32toh(f[i].name_off);
+	if (x->nr_rows + n > *cap) {
+		size_t c = *cap ? *cap : 1024;
+		struct bst_irow *r;
 
-		if (!q->symbol) {
-			found = q->addr >= addr && q->addr - addr < len;
-			c->addr = q->addr;
-		} else {
-			size_t slen = strlen(q->symbol);
-
-			found = name_off < names_len && names_len - name_off > slen &&
-				!memcmp(names + name_off, q->symbol, slen + 1) &&
-				(!q->size || q->size == len) && q->addr < len;
-			c->addr = addr + q->addr;
+		while (c < x->nr_rows + n)
+			c *= 2;
+		r = realloc(x->rows, c * sizeof(*r));
+		if (!r) {
+			free(funcs);
+			return -ENOMEM;
 		}
-		c->func = i;
+		x->rows = r;
+		*cap = c;
 	}
-	if (found) {
-		memset(c->hash, 0, sizeof(c->hash));
-		memcpy(c->hash, name, BPFSTASH_HEX_LEN);
-		memcpy(c->prog_name, m->content.name, sizeof(c->prog_name));
-		c->prog_name[sizeof(c->prog_name) - 1] = '\0';
-		c->prog_id = le32toh(m->prog_id);
-		c->loaded = le32toh(m->flags) & BPFSTASH_META_LOADED;
-		c->load_time = le64toh(m->load_time);
-		c->unload_time = le64toh(m->unload_time);
-		c->load_time_real = le64toh(m->load_time_real);
-		c->unload_time_real = le64toh(m->unload_time_real);
-		memcpy(c->boot_id, m->boot_id, sizeof(c->boot_id));
+	for (i = 0; i < n; i++) {
+		struct bst_irow *r = &x->rows[x->nr_rows];
+		uint32_t name_off = le32toh(f[i].name_off);
+
+		r->addr = le64toh(f[i].addr);
+		r->len = le32toh(f[i].len);
+		r->entry = k;
+		r->func = i;
+		/* A name that does not end in the file matches no symbol. */
+		r->name = name_off < names_len &&
+			  memchr(names + name_off, '\0', names_len - name_off) ?
+			  names + name_off : "";
+		if (r->len > x->max_len)
+			x->max_len = r->len;
+		x->nr_rows++;
 	}
-	free(meta);
-	free(funcs);
-	return found;
+	x->funcs[k] = funcs;
+	return 0;
+}
+
+int bpfstash_index_refresh(struct bpfstash_index *x)
+{
+	size_t i, cap = 0;
+	int err;
+
+	index_clear(x);
+	err = bpfstash_list(x->stash, &x->names, &x->nr_names);
+	if (err)
+		return err;
+	x->funcs = calloc(x->nr_names ? x->nr_names : 1, sizeof(*x->funcs));
+	if (!x->funcs) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < x->nr_names; i++) {
+		err = index_entry(x, i, &cap);
+		if (err)
+			goto fail;
+	}
+	x->by_name = malloc((x->nr_rows ? x->nr_rows : 1) * sizeof(*x->by_name));
+	if (!x->by_name) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	qsort(x->rows, x->nr_rows, sizeof(*x->rows), cmp_row_addr);
+	for (i = 0; i < x->nr_rows; i++)
+		x->by_name[i] = &x->rows[i];
+	qsort(x->by_name, x->nr_rows, sizeof(*x->by_name), cmp_row_name);
+	return 0;
+fail:
+	index_clear(x);
+	return err;
+}
+
+int bpfstash_index_open(struct bpfstash *stash, struct bpfstash_index **out)
+{
+	struct bpfstash_index *x = calloc(1, sizeof(*x));
+	int err;
+
+	*out = NULL;
+	if (!x)
+		return -ENOMEM;
+	x->stash = stash;
+	err = bpfstash_index_refresh(x);
+	if (err) {
+		free(x);
+		return err;
+	}
+	*out = x;
+	return 0;
+}
+
+void bpfstash_index_free(struct bpfstash_index *x)
+{
+	if (!x)
+		return;
+	index_clear(x);
+	free(x);
+}
+
+size_t bpfstash_index_nr_entries(const struct bpfstash_index *x)
+{
+	return x->nr_names;
+}
+
+size_t bpfstash_index_nr_ranges(const struct bpfstash_index *x)
+{
+	return x->nr_rows;
 }
 
 /* Whether [t, t + span] meets the candidate's lifetime [load, unload]. */
@@ -479,58 +608,152 @@ static int cmp_cand(const void *a, const void *b)
 	return strcmp(x->hash, y->hash);
 }
 
-static int resolve_query(struct bpfstash *s, const struct query *q,
-			 const struct bpfstash_resolve_opts *uopts, struct bpfstash_entry **out,
-			 struct bpfstash_location *loc, struct bpfstash_candidates **cands_out)
+/* The rows that hold @q, in address order (an address) or name order. */
+static int query_rows(const struct bpfstash_index *x, const struct query *q,
+		      const struct bst_irow ***out, size_t *nr)
 {
-	struct bpfstash_resolve_opts o = { .sz = sizeof(o) };
+	const struct bst_irow **v = NULL, **tmp;
+	size_t n = 0, cap = 0, lo, hi, mid;
+
+	*out = NULL;
+	*nr = 0;
+	if (!q->symbol) {
+		/* The first row past @addr, then back over those that can reach it. */
+		lo = 0;
+		hi = x->nr_rows;
+		while (lo < hi) {
+			mid = lo + (hi - lo) / 2;
+			if (x->rows[mid].addr <= q->addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		while (lo-- > 0 && q->addr - x->rows[lo].addr < x->max_len) {
+			const struct bst_irow *r = &x->rows[lo];
+
+			if (q->addr - r->addr >= r->len)
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 8;
+				tmp = realloc(v, cap * sizeof(*v));
+				if (!tmp) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = tmp;
+			}
+			v[n++] = r;
+		}
+	} else {
+		lo = 0;
+		hi = x->nr_rows;
+		while (lo < hi) {
+			mid = lo + (hi - lo) / 2;
+			if (strcmp(x->by_name[mid]->name, q->symbol) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < x->nr_rows && !strcmp(x->by_name[lo]->name, q->symbol); lo++) {
+			const struct bst_irow *r = x->by_name[lo];
+
+			if ((q->size && q->size != r->len) || q->addr >= r->len)
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 8;
+				tmp = realloc(v, cap * sizeof(*v));
+				if (!tmp) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = tmp;
+			}
+			v[n++] = r;
+		}
+	}
+	*out = v;
+	*nr = n;
+	return 0;
+}
+
+/* @o from the caller's @uopts (NULL: no time): 0 or -EINVAL. */
+static int resolve_opts(const struct bpfstash_resolve_opts *uopts, struct bpfstash_resolve_opts *o)
+{
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	o->sz = sizeof(*o);
+	if (!uopts)
+		return 0;
+	if (uopts->sz < sizeof(*o)) {
+		/* an older, smaller struct: its fields, zeros for the rest */
+		if (uopts->sz < offsetof(struct bpfstash_resolve_opts, span_ns))
+			return -EINVAL;
+		memcpy(o, uopts, uopts->sz);
+	} else {
+		const char *extra = (const char *)uopts + sizeof(*o);
+
+		for (i = 0; i < uopts->sz - sizeof(*o); i++)
+			if (extra[i])	/* a newer field we do not know */
+				return -EINVAL;
+		memcpy(o, uopts, sizeof(*o));
+	}
+	o->sz = sizeof(*o);
+	return o->clock > BPFSTASH_CLOCK_REALTIME ? -EINVAL : 0;
+}
+
+static int index_query(struct bpfstash_index *x, const struct query *q,
+		       const struct bpfstash_resolve_opts *uopts, struct bpfstash_entry **out,
+		       struct bpfstash_location *loc, struct bpfstash_candidates **cands_out)
+{
+	struct bpfstash_resolve_opts o;
 	struct bpfstash_candidates *cands;
 	struct bpfstash_entry *e, *best = NULL;
 	struct bpfstash_location l, best_loc;
-	size_t count, i, nmatch = 0;
-	char **names;
+	const struct bst_irow **rows;
+	size_t nr, i, nmatch = 0;
 	int err;
 
 	*out = NULL;
 	if (cands_out)
 		*cands_out = NULL;
-	if (uopts) {
-		const char *extra = (const char *)uopts + sizeof(o);
-
-		if (uopts->sz < sizeof(o)) {
-			/* an older, smaller struct: its fields, zeros for the rest */
-			if (uopts->sz < offsetof(struct bpfstash_resolve_opts, span_ns))
-				return -EINVAL;
-			memcpy(&o, uopts, uopts->sz);
-		} else {
-			for (i = 0; i < uopts->sz - sizeof(o); i++)
-				if (extra[i])	/* a newer field we do not know */
-					return -EINVAL;
-			memcpy(&o, uopts, sizeof(o));
-		}
-		if (o.clock > BPFSTASH_CLOCK_REALTIME)
-			return -EINVAL;
-	}
+	err = resolve_opts(uopts, &o);
+	if (err)
+		return err;
 	cands = calloc(1, sizeof(*cands));
 	if (!cands)
 		return -ENOMEM;
-	err = bpfstash_list(s, &names, &count);
+	err = query_rows(x, q, &rows, &nr);
 	if (err) {
 		free(cands);
 		return err;
 	}
-	for (i = 0; i < count; i++) {
-		struct bpfstash_candidate c;
+	for (i = 0; i < nr; i++) {
+		const struct bpfstash_meta *m;
+		struct bpfstash_candidate c = {};
+		const char *name = x->names[rows[i]->entry];
 
-		if (!quick_match(s->dirfd, names[i], q, &c))
-			continue;
 		/* An entry that does not load whole is no answer. */
-		if (bpfstash_entry_load(s, names[i], 0, &e))
+		if (bpfstash_entry_load(x->stash, name, 0, &e))
 			continue;
+		c.addr = q->symbol ? rows[i]->addr + q->addr : q->addr;
+		c.func = rows[i]->func;
 		if (bpfstash_entry_resolve(e, c.addr, &l)) {
 			bpfstash_entry_free(e);
 			continue;
 		}
+		/* The state as the entry has it now, not as the index read it. */
+		m = bpfstash_entry_meta(e);
+		memcpy(c.hash, name, BPFSTASH_HEX_LEN);
+		memcpy(c.prog_name, m->content.name, sizeof(c.prog_name));
+		c.prog_name[sizeof(c.prog_name) - 1] = '\0';
+		c.prog_id = m->prog_id;
+		c.loaded = m->flags & BPFSTASH_META_LOADED;
+		c.load_time = m->load_time;
+		c.unload_time = m->unload_time;
+		c.load_time_real = m->load_time_real;
+		c.unload_time_real = m->unload_time_real;
+		memcpy(c.boot_id, m->boot_id, sizeof(c.boot_id));
 		c.at_time = (o.clock == BPFSTASH_CLOCK_NONE || alive_at(&c, &o)) &&
 			    (!o.boot_id || !memcmp(c.boot_id, o.boot_id, sizeof(c.boot_id)));
 		if (cands->n == cands->cap) {
@@ -564,8 +787,8 @@ static int resolve_query(struct bpfstash *s, const struct query *q,
 		err = nmatch ? -EADDRNOTAVAIL : -ENOENT;
 	}
 out:
+	free(rows);
 	bpfstash_entry_free(best);
-	bpfstash_names_free(names);
 	if (!err || err == -EADDRNOTAVAIL || err == -ENOENT) {
 		if (cands_out) {
 			*cands_out = cands;
@@ -573,6 +796,29 @@ out:
 		}
 	}
 	bpfstash_candidates_free(cands);
+	return err;
+}
+
+/* One query, on an index made for it: the stash as it is now. */
+static int resolve_query(struct bpfstash *s, const struct query *q,
+			 const struct bpfstash_resolve_opts *uopts, struct bpfstash_entry **out,
+			 struct bpfstash_location *loc, struct bpfstash_candidates **cands_out)
+{
+	struct bpfstash_resolve_opts o;
+	struct bpfstash_index *x;
+	int err;
+
+	*out = NULL;
+	if (cands_out)
+		*cands_out = NULL;
+	err = resolve_opts(uopts, &o);
+	if (err)
+		return err;
+	err = bpfstash_index_open(s, &x);
+	if (err)
+		return err;
+	err = index_query(x, q, uopts, out, loc, cands_out);
+	bpfstash_index_free(x);
 	return err;
 }
 
@@ -655,4 +901,44 @@ int bpfstash_resolve_symbol(struct bpfstash *s, const char *symbol, uint64_t off
 		return -EINVAL;
 	}
 	return resolve_query(s, &q, opts, entry, loc, cands);
+}
+
+int bpfstash_index_resolve_at(struct bpfstash_index *x, uint64_t addr,
+			      const struct bpfstash_resolve_opts *opts,
+			      struct bpfstash_entry **entry, struct bpfstash_loc *loc,
+			      struct bpfstash_candidates **cands)
+{
+	struct query q = { .addr = addr };
+	struct bpfstash_location l;
+	int err;
+
+	*entry = NULL;
+	if (cands)
+		*cands = NULL;
+	if (!loc_valid(loc))
+		return -EINVAL;
+	err = index_query(x, &q, opts, entry, &l, cands);
+	if (!err)
+		loc_out(&l, loc);
+	return err;
+}
+
+int bpfstash_index_resolve_symbol(struct bpfstash_index *x, const char *symbol, uint64_t off,
+				  uint64_t size, const struct bpfstash_resolve_opts *opts,
+				  struct bpfstash_entry **entry, struct bpfstash_loc *loc,
+				  struct bpfstash_candidates **cands)
+{
+	struct query q = { .addr = off, .symbol = symbol, .size = size };
+	struct bpfstash_location l;
+	int err;
+
+	*entry = NULL;
+	if (cands)
+		*cands = NULL;
+	if (!loc_valid(loc) || !symbol || !*symbol)
+		return -EINVAL;
+	err = index_query(x, &q, opts, entry, &l, cands);
+	if (!err)
+		loc_out(&l, loc);
+	return err;
 }
