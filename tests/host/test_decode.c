@@ -322,6 +322,42 @@ static void test_misnamed_frames(void **state)
 	free(want.p);
 }
 
+/*
+ * decode reads the stash once, and again when a frame is in no entry (a
+ * second after the last read at the soonest): a trace read as it is
+ * written has frames of programs stored after decode started.
+ */
+static void test_live_trace(void **state)
+{
+	struct scene *sc = *state;
+	const struct bpfstash_entry *sub = sc->e[2], *tiny = sc->e[0];
+	const struct bpfstash_func *fs1 = bpfstash_entry_func(sub, 1);
+	const struct bpfstash_func *ft = bpfstash_entry_func(tiny, 0);
+	char dir[] = "/tmp/bpfstash-live-XXXXXX", t1[512], t2[512], a1[2048], a2[2048];
+	char want[5000], path[600];
+	size_t size;
+	char *out;
+
+	assert_non_null(mkdtemp(dir));
+	fixture_copy(&sc->fx[0], dir);
+	snprintf(t1, sizeof(t1), " %s+0x8/0x%x", bpfstash_entry_func_name(tiny, 0), ft->len);
+	note(tiny, ft->addr + 8, false, a1, sizeof(a1));
+	snprintf(t2, sizeof(t2), "        %s+%u", bpfstash_entry_func_name(sub, 1), 34);
+	note(sub, fs1->addr + 34, false, a2, sizeof(a2));
+	/* The second frame's entry arrives after decode has read the stash. */
+	assert_int_equal(fixture_sh("(printf '%%s\\n' '%s'; sleep 0.5; cp -r %s/stash/%s %s/; "
+				    "sleep 1.5; printf '%%s\\n' '%s') | "
+				    BPFSTASH_BIN " --root %s decode > %s/out",
+				    t1, FIXTURES, sc->fx[2].hash, dir, t2, dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/out", dir);
+	out = fixture_read_path(path, &size);
+	snprintf(want, sizeof(want), "%s%s\n%s%s\n", t1, a1, t2, a2);
+	if (size != strlen(want) || memcmp(out, want, size))
+		fail_msg("got '%.*s', want '%s'", (int)size, out, want);
+	free(out);
+	fixture_rmtree(dir);
+}
+
 /* Junk in, the same junk out: binary, NULs, 1 MB lines, no end of line. */
 static void test_junk(void **state)
 {
@@ -680,6 +716,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_archive_boots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_debuginfod, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_misnamed_frames, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_trace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_junk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_at_cli, setup, teardown),
 	};

@@ -45,13 +45,36 @@ struct decoder {
 	bool ksyms_tried;
 	/*
 	 * The sources' indexes, read at the first frame: one read of each for
-	 * the whole trace.  A frame that no entry holds refreshes them (at
-	 * most once a second): a trace read as it is written (dmesg -w) has
-	 * frames of programs loaded since.
+	 * the whole trace.  A frame that no entry holds reads a source again,
+	 * since a trace read as it is written (dmesg -w) has frames of
+	 * programs loaded after decode started; but not sooner than ten times
+	 * the last read took after it (and a second), so that a trace full of
+	 * addresses of no entry costs a tenth more at most.
 	 */
 	struct bpfstash_index *index[2];
-	time_t indexed[2];
+	double next_read[2];
 };
+
+static double monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Read source @src's index (again), and when it may be read next. */
+static int read_index(struct decoder *d, int src, struct bpfstash *s)
+{
+	double t0 = monotonic(), took;
+	int err;
+
+	err = d->index[src] ? bpfstash_index_refresh(d->index[src]) :
+			      bpfstash_index_open(s, &d->index[src]);
+	took = monotonic() - t0;
+	d->next_read[src] = monotonic() + (10 * took > 1 ? 10 * took : 1);
+	return err;
+}
 
 /*
  * A frame "sym+off" whose offset lies past sym's end: its address,
@@ -114,18 +137,16 @@ static void lookup(struct decoder *d, int src, struct bpfstash *s, const struct 
 		return;
 	}
 	if (!d->index[src]) {
-		l->err = bpfstash_index_open(s, &d->index[src]);
+		l->err = read_index(d, src, s);
 		if (l->err)
 			return;
-		d->indexed[src] = time(NULL);
 	}
 	query(d->index[src], f, when, l);
 	if (l->err == -ENOENT && !bpfstash_candidates_count(l->cands) &&
-	    time(NULL) != d->indexed[src]) {
+	    monotonic() >= d->next_read[src]) {
 		bpfstash_candidates_free(l->cands);
 		l->cands = NULL;
-		l->err = bpfstash_index_refresh(d->index[src]);
-		d->indexed[src] = time(NULL);
+		l->err = read_index(d, src, s);
 		if (!l->err)
 			query(d->index[src], f, when, l);
 	}
