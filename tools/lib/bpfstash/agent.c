@@ -1586,12 +1586,12 @@ static int open_rings(struct bpfstash_agent *a)
 #define BST_AGENT_FLAGS	(BPFSTASH_AGENT_NO_RINGS | BPFSTASH_AGENT_SCAN | \
 			 BPFSTASH_AGENT_IMAGE_UNLOADS | BPFSTASH_AGENT_ORIGIN)
 
-/* Bytes @from to @to of @p are zero: fields of a later header, unset. */
 /* What sample_id_all adds to a record (perf_event_open(2): sample_id), in order. */
 #define BST_SAMPLE_ID_AFTER_TIME (PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | \
 				  PERF_SAMPLE_IDENTIFIER)
 #define BST_SAMPLE_ID_ALL	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | BST_SAMPLE_ID_AFTER_TIME)
 
+/* Bytes @from to @to of @p are zero: fields of a later header, unset. */
 static bool bst_zero_tail(const void *p, size_t from, size_t to)
 {
 	const uint8_t *b = p;

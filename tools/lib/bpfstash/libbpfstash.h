@@ -103,9 +103,10 @@ int bpfstash_list(struct bpfstash *stash, char ***names, size_t *count);
 void bpfstash_names_free(char **names);
 
 /*
- * Why the last call of this thread that returned -EBADMSG did (which check
- * failed, and on what: "funcs: function 3: length 0 at 0x..."), or "" if
- * none did (LIBBPFSTASH_1.2).  Valid until this thread's next such call.
+ * Which check of an entry failed, and on what ("funcs: function 3: length
+ * 0 at 0x..."), the last time one did in this thread, or "" if none did
+ * (LIBBPFSTASH_1.2): right after a call returned -EBADMSG, why it did.  A
+ * call that succeeds may have skipped a corrupt entry, and said why here.
  */
 const char *bpfstash_error_detail(void);
 
