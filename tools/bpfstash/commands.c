@@ -738,10 +738,10 @@ static void loc_from(const struct bpfstash_loc *l, struct bpfstash_location *loc
 }
 
 /*
- * One argument; addresses through @index, made at the first one: one read
+ * One argument; addresses through @idx, made at the first one: one read
  * of the stash for all the addresses of the command line.
  */
-static int resolve_one(struct bpfstash *stash, struct bpfstash_index **index, const char *arg,
+static int resolve_one(struct bpfstash *stash, struct bpfstash_index **idx, const char *arg,
 		       const struct bpfstash_resolve_opts *when)
 {
 	struct bpfstash_loc l = { .sz = sizeof(l) };
@@ -776,15 +776,15 @@ static int resolve_one(struct bpfstash *stash, struct bpfstash_index **index, co
 	}
 	if (!parse_hex(arg, &v))
 		return usage_error("'%s' is not an address or HASH+OFFSET", arg);
-	if (!*index) {
-		err = bpfstash_index_open(stash, index);
+	if (!*idx) {
+		err = bpfstash_index_open(stash, idx);
 		if (err) {
 			p_err("%s: %s", opts.root, strerror(-err));
 			return EXIT_NOSTASH;
 		}
 	}
 	/* Never a guess: a reused address without a time is ambiguous. */
-	err = bpfstash_index_resolve_at(*index, v, when, &e, &l, &cands);
+	err = bpfstash_index_resolve_at(*idx, v, when, &e, &l, &cands);
 	if (!err)
 		loc_from(&l, &loc);
 	if (err) {
@@ -802,7 +802,7 @@ static int resolve_one(struct bpfstash *stash, struct bpfstash_index **index, co
 int do_resolve(int argc, char **argv)
 {
 	struct bpfstash_resolve_opts when = { .sz = sizeof(when) };
-	struct bpfstash_index *index = NULL;
+	struct bpfstash_index *idx = NULL;
 	struct bpfstash *stash;
 	int i, ret, worst = EXIT_OK;
 
@@ -818,14 +818,14 @@ int do_resolve(int argc, char **argv)
 	if (json_wtr)
 		jsonw_start_array(json_wtr);
 	for (i = 0; i < argc; i++) {
-		ret = resolve_one(stash, &index, argv[i], &when);
+		ret = resolve_one(stash, &idx, argv[i], &when);
 		/* the gravest wins: usage, then no stash, then not found */
 		if (ret == EXIT_USAGE || (ret && worst != EXIT_USAGE && ret > worst))
 			worst = ret;
 	}
 	if (json_wtr)
 		jsonw_end_array(json_wtr);
-	bpfstash_index_free(index);
+	bpfstash_index_free(idx);
 	bpfstash_close(stash);
 	return worst;
 }

@@ -420,18 +420,18 @@ int bpfstash_resolve_symbol(struct bpfstash *stash, const char *symbol, uint64_t
  * @stash, which must outlive it.  One thread at a time.
  */
 struct bpfstash_index;
-int bpfstash_index_open(struct bpfstash *stash, struct bpfstash_index **index);
-int bpfstash_index_refresh(struct bpfstash_index *index);
-void bpfstash_index_free(struct bpfstash_index *index);
+int bpfstash_index_open(struct bpfstash *stash, struct bpfstash_index **idx);
+int bpfstash_index_refresh(struct bpfstash_index *idx);
+void bpfstash_index_free(struct bpfstash_index *idx);
 /* The entries listed, and the function ranges of those that could be read. */
-size_t bpfstash_index_nr_entries(const struct bpfstash_index *index);
-size_t bpfstash_index_nr_ranges(const struct bpfstash_index *index);
+size_t bpfstash_index_nr_entries(const struct bpfstash_index *idx);
+size_t bpfstash_index_nr_ranges(const struct bpfstash_index *idx);
 /* bpfstash_lookup_at() and bpfstash_resolve_symbol(), on the index. */
-int bpfstash_index_resolve_at(struct bpfstash_index *index, uint64_t addr,
+int bpfstash_index_resolve_at(struct bpfstash_index *idx, uint64_t addr,
 			      const struct bpfstash_resolve_opts *opts,
 			      struct bpfstash_entry **entry, struct bpfstash_loc *loc,
 			      struct bpfstash_candidates **cands);
-int bpfstash_index_resolve_symbol(struct bpfstash_index *index, const char *symbol, uint64_t off,
+int bpfstash_index_resolve_symbol(struct bpfstash_index *idx, const char *symbol, uint64_t off,
 				  uint64_t size, const struct bpfstash_resolve_opts *opts,
 				  struct bpfstash_entry **entry, struct bpfstash_loc *loc,
 				  struct bpfstash_candidates **cands);
