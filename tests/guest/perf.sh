@@ -173,6 +173,9 @@ if [ "${want%% *}" -lt 100 ]; then
 	fail old_perf "only '$want' samples in patched.data"
 elif [ -n "$old" ]; then
 	fail old_perf "${old#; }"
+	# The recording the older perf failed on, to run it again on the host.
+	mkdir -p "${BPFSTASH_RESULTS:-/tmp}/perf/old_perf" &&
+		cp patched.data old.err /proc/kallsyms "${BPFSTASH_RESULTS:-/tmp}/perf/old_perf/" 2> /dev/null
 elif [ "${piped:-0}" -lt 100 ]; then
 	fail old_perf "a recording into a pipe: ${piped:-0} MMAP3 records for 20 x 5 functions: $(head -c 200 pipe.err)"
 else
