@@ -608,11 +608,29 @@ static int cmp_cand(const void *a, const void *b)
 	return strcmp(x->hash, y->hash);
 }
 
+/* Append @r to the @n rows of @v (room for @cap); -ENOMEM leaves them. */
+static int row_push(const struct bst_irow ***v, size_t *n, size_t *cap, const struct bst_irow *r)
+{
+	const struct bst_irow **tmp;
+
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 8;
+
+		tmp = realloc(*v, c * sizeof(**v));
+		if (!tmp)
+			return -ENOMEM;
+		*v = tmp;
+		*cap = c;
+	}
+	(*v)[(*n)++] = r;
+	return 0;
+}
+
 /* The rows that hold @q, in address order (an address) or name order. */
 static int query_rows(const struct bpfstash_index *x, const struct query *q,
 		      const struct bst_irow ***out, size_t *nr)
 {
-	const struct bst_irow **v = NULL, **tmp;
+	const struct bst_irow **v = NULL;
 	size_t n = 0, cap = 0, lo, hi, mid;
 
 	*out = NULL;
@@ -633,16 +651,10 @@ static int query_rows(const struct bpfstash_index *x, const struct query *q,
 
 			if (q->addr - r->addr >= r->len)
 				continue;
-			if (n == cap) {
-				cap = cap ? 2 * cap : 8;
-				tmp = realloc(v, cap * sizeof(*v));
-				if (!tmp) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = tmp;
+			if (row_push(&v, &n, &cap, r)) {
+				free(v);
+				return -ENOMEM;
 			}
-			v[n++] = r;
 		}
 	} else {
 		lo = 0;
@@ -659,16 +671,10 @@ static int query_rows(const struct bpfstash_index *x, const struct query *q,
 
 			if ((q->size && q->size != r->len) || q->addr >= r->len)
 				continue;
-			if (n == cap) {
-				cap = cap ? 2 * cap : 8;
-				tmp = realloc(v, cap * sizeof(*v));
-				if (!tmp) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = tmp;
+			if (row_push(&v, &n, &cap, r)) {
+				free(v);
+				return -ENOMEM;
 			}
-			v[n++] = r;
 		}
 	}
 	*out = v;
