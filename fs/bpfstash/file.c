@@ -538,6 +538,7 @@ static int bpfstash_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "blob_dedup %llu\n", st.blob_dedup);
 	seq_printf(m, "btf_hash_cached %llu\n", st.btf_hash_cached);
 	seq_printf(m, "hashed_bytes %llu\n", st.hashed_bytes);
+	seq_printf(m, "generation %llu\n", bpfstash_store_generation());
 	return 0;
 }
 

@@ -9,9 +9,9 @@
  * store runs from its start (bpfstash= at boot, "on" written to the
  * control file, or else the first mount) until "off" is written to the
  * control file, and unmounting drops nothing.  The root lists one
- * directory per entry, named by its hash in hex, plus "stats" and
- * "control".  Nothing can be created, renamed or changed; rmdir deletes an
- * entry whose program is gone.
+ * directory per entry, named by its hash in hex, plus "stats", "control"
+ * and "index".  Nothing can be created, renamed or changed; rmdir deletes
+ * an entry whose program is gone.
  *
  * Dentries and inodes are made on lookup and are reclaimable: the store,
  * not the dcache, holds the entries, so an entry costs no inode until it
@@ -488,6 +488,16 @@ static struct dentry *bpfstash_root_lookup(struct inode *dir, struct dentry *den
 		inode->i_fop = &bpfstash_control_fops;
 		return d_splice_alias(inode, dentry);
 	}
+	if (dentry->d_name.len == 5 && !memcmp(dentry->d_name.name, "index", 5)) {
+		/* An entry's file, of all of them: owned and gated as one. */
+		inode = bpfstash_new_inode(sb, BPFSTASH_INDEX_INO,
+					   bpfstash_entry_mode(sb, S_IFREG));
+		if (!inode)
+			return ERR_PTR(-ENOMEM);
+		inode->i_op = &bpfstash_stats_iops;
+		inode->i_fop = &bpfstash_index_fops;
+		return d_splice_alias(inode, dentry);
+	}
 
 	if (bpfstash_parse_name(&dentry->d_name, hash))
 		return d_splice_alias(NULL, dentry);
@@ -529,14 +539,19 @@ static int bpfstash_root_iterate(struct file *file, struct dir_context *ctx)
 			return 0;
 		ctx->pos++;
 	}
-	/* Positions from 4 on are listing indexes, which deletion leaves stable. */
-	index = ctx->pos - 4;
+	if (ctx->pos == 4) {
+		if (!dir_emit(ctx, "index", 5, BPFSTASH_INDEX_INO, DT_REG))
+			return 0;
+		ctx->pos++;
+	}
+	/* Positions from 5 on are listing indexes, which deletion leaves stable. */
+	index = ctx->pos - 5;
 	while ((e = bpfstash_entry_next(&index))) {
 		u64 ino = BPFSTASH_ENTRY_INO(bpfstash_entry_index(e));
 
 		bin2hex(name, bpfstash_entry_hash(e), BPFSTASH_HASH_SIZE);
 		bpfstash_entry_put(e);
-		ctx->pos = index + 4;
+		ctx->pos = index + 5;
 		if (!dir_emit(ctx, name, BPFSTASH_HASH_SIZE * 2, ino, DT_DIR))
 			return 0;
 		ctx->pos++;

@@ -14,6 +14,7 @@
 #define BPFSTASH_ROOT_INO	1
 #define BPFSTASH_STATS_INO	2
 #define BPFSTASH_CONTROL_INO	3
+#define BPFSTASH_INDEX_INO	4
 #define BPFSTASH_INO_STRIDE	16
 #define BPFSTASH_ENTRY_INO(index) (((u64)(index) + 1) * BPFSTASH_INO_STRIDE)
 
@@ -43,6 +44,7 @@ extern const struct bpfstash_file bpfstash_files[];
 extern const unsigned int bpfstash_nr_files;
 extern const struct file_operations bpfstash_stats_fops;
 extern const struct file_operations bpfstash_control_fops;
+extern const struct file_operations bpfstash_index_fops;
 
 /* The entry an inode of an entry directory shows (the inode holds a ref). */
 static inline struct bpfstash_entry *bpfstash_inode_entry(const struct inode *inode)

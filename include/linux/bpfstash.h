@@ -123,6 +123,9 @@ void bpfstash_store_get_stats(struct bpfstash_stats *stats);
 struct bpfstash_entry *bpfstash_entry_lookup(const u8 *hash);
 struct bpfstash_entry *bpfstash_entry_next(unsigned long *index);
 int bpfstash_entry_delete(const u8 *hash);
+u64 bpfstash_store_generation(void);
+struct bpfstash_entry **bpfstash_store_entries(u32 *nr, u64 *generation);
+void bpfstash_entries_put(struct bpfstash_entry **v, u32 nr);
 void bpfstash_entry_get(struct bpfstash_entry *e);
 void bpfstash_entry_put(struct bpfstash_entry *e);
 

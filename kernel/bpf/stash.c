@@ -390,6 +390,7 @@ static void bpfstash_entry_reload(struct bpfstash_entry *e, const struct bpfstas
 	e->state.link_id = 0;
 	e->state.link_target = NULL;
 	set_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
+	bpfstash_store.generation++;
 	write_sequnlock_bh(&bpfstash_store.state);
 	if (old)
 		kfree_rcu((struct bpfstash_link_target *)old, rcu);
@@ -431,9 +432,19 @@ void bpfstash_entry_unloaded(struct bpfstash_entry *e, bool gone)
 		e->state.unload_time_real = ktime_get_real_ns();
 	}
 	live = test_and_clear_bit(BPFSTASH_ENTRY_LIVE, &e->flags);
+	bpfstash_store.generation++;
 	write_sequnlock_bh(&bpfstash_store.state);
 	if (live)
 		atomic_dec(&bpfstash_store.nr_live);
+}
+
+/* Under bpfstash_store.lock: the set of entries changed. */
+static void bpfstash_store_changed(void)
+{
+	lockdep_assert_held(&bpfstash_store.lock);
+	write_seqlock_bh(&bpfstash_store.state);
+	bpfstash_store.generation++;
+	write_sequnlock_bh(&bpfstash_store.state);
 }
 
 /*
@@ -543,6 +554,7 @@ static noinline int bpfstash_store_insert(struct bpfstash_entry __rcu **slot, bo
 	atomic_inc(&bpfstash_store.nr_live);
 	/* The initial reference is the store's; the owner takes one. */
 	bpfstash_entry_attach(e, slot, image);
+	bpfstash_store_changed();
 	mutex_unlock(&bpfstash_store.lock);
 
 	for (i = 0; i < BPFSTASH_NR_BLOBS; i++) {
@@ -1041,6 +1053,7 @@ void bpfstash_store_deactivate(void)
 		bpfstash_store.nr_entries--;
 		bpfstash_entry_put(e);
 	}
+	bpfstash_store_changed();
 	objcg = bpfstash_set_objcg(NULL);
 	mutex_unlock(&bpfstash_store.lock);
 
@@ -1105,6 +1118,85 @@ struct bpfstash_entry *bpfstash_entry_next(unsigned long *index)
 }
 
 /**
+ * bpfstash_store_generation - the store's generation
+ *
+ * It changes with every change to the set of entries or to an entry's
+ * state, in the same write section as the change, and only grows.
+ *
+ * Return: the generation now.
+ */
+u64 bpfstash_store_generation(void)
+{
+	unsigned int seq;
+	u64 gen;
+
+	do {
+		seq = read_seqbegin(&bpfstash_store.state);
+		gen = bpfstash_store.generation;
+	} while (read_seqretry(&bpfstash_store.state, seq));
+	return gen;
+}
+
+/**
+ * bpfstash_store_entries - every stored entry at once
+ * @nr: set to their number
+ * @generation: set to the store's generation they were taken at
+ *
+ * The entries are in listing order, each with a reference: drop them with
+ * bpfstash_entries_put().  The set is the store's at one moment (stores
+ * and deletes are held off while it is taken); entries' states go on
+ * changing, and bpfstash_store_generation() says whether they did.
+ *
+ * Return: a kvmalloc()ed array, or NULL if memory ran out (*@nr 0: none).
+ */
+struct bpfstash_entry **bpfstash_store_entries(u32 *nr, u64 *generation)
+{
+	struct bpfstash_entry **v = NULL, *e;
+	unsigned long index;
+	u32 room = 0, n;
+
+	for (;;) {
+		mutex_lock(&bpfstash_store.lock);
+		if (bpfstash_store.nr_entries <= room)
+			break;
+		room = bpfstash_store.nr_entries;
+		mutex_unlock(&bpfstash_store.lock);
+		/* Allocated without the lock, which loads take. */
+		kvfree(v);
+		room += room / 8 + 16;
+		v = kvmalloc_array(room, sizeof(*v), GFP_KERNEL_ACCOUNT);
+		if (!v)
+			return NULL;
+	}
+	n = 0;
+	xa_for_each(&bpfstash_store.index, index, e) {
+		if (WARN_ON_ONCE(n == room))
+			break;
+		/* Stored entries hold the store's reference. */
+		refcount_inc(&e->ref);
+		v[n++] = e;
+	}
+	*generation = bpfstash_store_generation();
+	mutex_unlock(&bpfstash_store.lock);
+	*nr = n;
+	return v ?: ZERO_SIZE_PTR;
+}
+
+/**
+ * bpfstash_entries_put - drop what bpfstash_store_entries() returned
+ * @v: the array
+ * @nr: its entries
+ */
+void bpfstash_entries_put(struct bpfstash_entry **v, u32 nr)
+{
+	u32 i;
+
+	for (i = 0; i < nr; i++)
+		bpfstash_entry_put(v[i]);
+	kvfree(v);
+}
+
+/**
  * bpfstash_entry_delete - remove an entry from the store
  * @hash: its BPFSTASH_HASH_SIZE-byte name
  *
@@ -1132,6 +1224,7 @@ int bpfstash_entry_delete(const u8 *hash)
 	clear_bit(BPFSTASH_ENTRY_STORED, &e->flags);
 	atomic64_sub(bpfstash_entry_bytes(e), &bpfstash_store.bytes);
 	bpfstash_store.nr_entries--;
+	bpfstash_store_changed();
 	mutex_unlock(&bpfstash_store.lock);
 
 	atomic64_inc(&bpfstash_store.deleted);

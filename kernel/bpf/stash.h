@@ -170,6 +170,12 @@ struct bpfstash_store {
 	struct rhashtable blobs_seen;	/* by a key of the bytes, see bpfstash_blob_seen_key() */
 	struct xarray index;		/* listing order -> entry */
 	struct list_head images;	/* entries of live images, under @state */
+	/*
+	 * Bumped under @state with each change the index file shows (an
+	 * entry stored or deleted, or its state changed), and also under
+	 * @lock when the set of entries changes: see bpfstash_store_entries().
+	 */
+	u64 generation;
 	u32 next_index;
 	struct obj_cgroup __rcu *objcg;	/* charged for entries, or NULL */
 

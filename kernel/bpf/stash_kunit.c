@@ -427,6 +427,67 @@ static void bpfstash_test_store(struct kunit *test)
 }
 
 /*
+ * The generation the index file carries changes with every change it
+ * shows, and with nothing else; bpfstash_store_entries() takes the
+ * entries with the generation they are of.
+ */
+static void bpfstash_test_generation(struct kunit *test)
+{
+	struct bpf_prog *p1 = bpfstash_test_prog(test);
+	struct bpf_prog *p2 = bpfstash_test_prog(test);
+	struct bpfstash_entry *e1, *e2, *stored, **v;
+	u64 gen, g, added;
+	u32 nr;
+
+	if (bpfstash_store_running())
+		kunit_skip(test, "the store was started at boot (bpfstash=on)");
+	KUNIT_ASSERT_EQ(test, bpfstash_store_activate(1 << 20, 1), 0);
+	gen = bpfstash_store_generation();
+
+	e1 = bpfstash_test_entry(test, "gen one", "gen btf");
+	KUNIT_ASSERT_EQ(test, bpfstash_store_insert(&p1->aux->stash, false, e1, &stored,
+						    &added), 0);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_generation(), gen + 1);
+	v = bpfstash_store_entries(&nr, &g);
+	KUNIT_ASSERT_NOT_NULL(test, v);
+	KUNIT_EXPECT_EQ(test, nr, 1);
+	KUNIT_EXPECT_PTR_EQ(test, v[0], e1);
+	KUNIT_EXPECT_EQ(test, g, gen + 1);
+	bpfstash_entries_put(v, nr);
+
+	/* Refused (max_entries=1): nothing changed. */
+	e2 = bpfstash_test_entry(test, "gen two", "gen btf");
+	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(&p2->aux->stash, false, e2, &stored,
+						    &added), -ENOSPC);
+	bpfstash_entry_free(e2);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_generation(), gen + 1);
+
+	__bpfstash_prog_unload(p1);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_generation(), gen + 2);
+	e2 = bpfstash_test_entry(test, "gen one", "gen btf");
+	KUNIT_EXPECT_EQ(test, bpfstash_store_insert(&p2->aux->stash, false, e2, &stored,
+						    &added), 0);
+	KUNIT_EXPECT_PTR_EQ(test, stored, e1);
+	bpfstash_entry_free(e2);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_generation(), gen + 3);
+	__bpfstash_prog_unload(p2);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_generation(), gen + 4);
+	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->hash), 0);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_generation(), gen + 5);
+	KUNIT_EXPECT_EQ(test, bpfstash_entry_delete(e1->hash), -ENOENT);
+	KUNIT_EXPECT_EQ(test, bpfstash_store_generation(), gen + 5);
+
+	v = bpfstash_store_entries(&nr, &g);
+	KUNIT_EXPECT_EQ(test, nr, 0);
+	KUNIT_EXPECT_EQ(test, g, gen + 5);
+	bpfstash_entries_put(v, nr);
+
+	bpfstash_store_deactivate();
+	KUNIT_EXPECT_EQ(test, bpfstash_store_generation(), gen + 6);
+	bpfstash_test_settle();
+}
+
+/*
  * The key that finds a blob by its bytes only samples them: bytes that
  * differ outside the sample give the same key, and must still never be
  * taken for the stored blob.
@@ -1079,6 +1140,7 @@ static struct kunit_case bpfstash_test_cases[] = {
 	KUNIT_CASE(bpfstash_test_hash_covers_content),
 	KUNIT_CASE_PARAM(bpfstash_test_limits, bpfstash_limits_gen_params),
 	KUNIT_CASE(bpfstash_test_store),
+	KUNIT_CASE(bpfstash_test_generation),
 	KUNIT_CASE(bpfstash_test_seen_sample),
 	KUNIT_CASE(bpfstash_test_jited_lines),
 	KUNIT_CASE(bpfstash_test_bytes_equal),

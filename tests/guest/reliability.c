@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -731,7 +732,65 @@ static void test_random_faults(void)
 struct race {
 	atomic_int stop;
 	atomic_int reads, verified, open_failed, torn, loads, deletes, cycles, stops;
+	atomic_int index_reads, index_bad;
 };
+
+/* The index file, whole and consistent in itself, however the store changes. */
+static bool index_consistent(const void *buf, size_t size)
+{
+	const struct bpfstash_index_header *h = buf;
+	const unsigned char *p = buf;
+	size_t entries, ranges, names;
+	unsigned int i, next = 0;
+
+	if (size < sizeof(*h) || le32toh(h->magic) != BPFSTASH_INDEX_MAGIC ||
+	    le64toh(h->size) != size)
+		return false;
+	entries = le32toh(h->header_size);
+	ranges = entries + (size_t)le32toh(h->nr_entries) * le32toh(h->entry_size);
+	names = ranges + (size_t)le32toh(h->nr_ranges) * le32toh(h->range_size);
+	if (names + le32toh(h->names_size) != size)
+		return false;
+	for (i = 0; i < le32toh(h->nr_entries); i++) {
+		const struct bpfstash_index_entry *e =
+			(const void *)(p + entries + (size_t)i * le32toh(h->entry_size));
+
+		if (le32toh(e->first_range) != next || !e->nr_ranges)
+			return false;
+		next += le32toh(e->nr_ranges);
+	}
+	if (next != le32toh(h->nr_ranges))
+		return false;
+	for (i = 0; i < next; i++) {
+		const struct bpfstash_index_range *rg =
+			(const void *)(p + ranges + (size_t)i * le32toh(h->range_size));
+
+		if (le32toh(rg->entry) >= le32toh(h->nr_entries) || !rg->len ||
+		    le32toh(rg->name_off) >= le32toh(h->names_size) ||
+		    !memchr(p + names + le32toh(rg->name_off), 0,
+			    le32toh(h->names_size) - le32toh(rg->name_off)))
+			return false;
+	}
+	return true;
+}
+
+static void *race_indexer(void *arg)
+{
+	struct race *r = arg;
+
+	while (!atomic_load(&r->stop)) {
+		size_t size;
+		void *buf;
+
+		if (stash_read(".", "index", &buf, &size))
+			continue;	/* unmounted, or stopped meanwhile */
+		atomic_fetch_add(&r->index_reads, 1);
+		if (!index_consistent(buf, size))
+			atomic_fetch_add(&r->index_bad, 1);
+		free(buf);
+	}
+	return NULL;
+}
 
 static void *race_reader(void *arg)
 {
@@ -818,7 +877,7 @@ static void test_races(void)
 {
 	const char *s = getenv("STASH_RACE_SECONDS");
 	int seconds = s ? atoi(s) : 20, i;
-	pthread_t th[5];
+	pthread_t th[6];
 	struct race r = {};
 	time_t end;
 
@@ -829,6 +888,7 @@ static void test_races(void)
 	pthread_create(&th[2], NULL, race_loader, &r);
 	pthread_create(&th[3], NULL, race_loader, &r);
 	pthread_create(&th[4], NULL, race_deleter, &r);
+	pthread_create(&th[5], NULL, race_indexer, &r);
 	end = time(NULL) + seconds;
 	while (time(NULL) < end) {
 		/*
@@ -845,13 +905,15 @@ static void test_races(void)
 		mount("none", STASH_ROOT, "bpfstash", 0, NULL);
 	}
 	atomic_store(&r.stop, 1);
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 6; i++)
 		pthread_join(th[i], NULL);
-	test__note("%d s: %d reads (%d verified, %d gone at open), %d loads, %d deletes, "
-		   "%d unmounts, %d stops",
-		   seconds, r.reads, r.verified, r.open_failed, r.loads, r.deletes, r.cycles,
-		   r.stops);
+	test__note("%d s: %d reads (%d verified, %d gone at open), %d index reads, %d loads, "
+		   "%d deletes, %d unmounts, %d stops",
+		   seconds, r.reads, r.verified, r.open_failed, r.index_reads, r.loads, r.deletes,
+		   r.cycles, r.stops);
 	ASSERT_EQ(r.torn, 0, "no torn or inconsistent read");
+	ASSERT_GT(r.index_reads, 0, "index files read");
+	ASSERT_EQ(r.index_bad, 0, "every index file consistent in itself");
 	ASSERT_GT(r.verified, 0, "reads verified");
 	ASSERT_GT(r.deletes, 0, "deletes happened");
 	ASSERT_GT(r.cycles, 0, "unmounts happened");

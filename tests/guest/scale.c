@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "../lib/test.h"
 #include "../lib/stashfs.h"
+#include "../lib/entrycheck.h"
 #include "../../tools/lib/bpfstash/libbpfstash.h"
 
 static double now_s(void)
@@ -99,7 +101,68 @@ struct figures {
 	int entries;
 	double ls_s, stat_cold_us, stat_warm_us, lookup_us, rmdir_us;
 	double bytes_per_entry, kernel_bytes_per_entry;
+	double index_s, entries_s, decode30_s, resolve1000_s;
 };
+
+/* Open the library's per-run index and look up @n of @addrs: seconds, all found. */
+static double index_lookups(const unsigned long long *addrs, int n)
+{
+	struct bpfstash_index *idx = NULL;
+	struct bpfstash *s = NULL;
+	double t0 = now_s(), t;
+	int i, found = 0;
+
+	if (!ASSERT_OK(bpfstash_open(STASH_ROOT, &s), "bpfstash_open"))
+		return 0;
+	if (ASSERT_OK(bpfstash_index_open(s, &idx), "bpfstash_index_open")) {
+		for (i = 0; i < n; i++) {
+			struct bpfstash_loc loc = { .sz = sizeof(loc) };
+			struct bpfstash_entry *e = NULL;
+
+			if (!bpfstash_index_resolve_at(idx, addrs[i], NULL, &e, &loc, NULL))
+				found++;
+			bpfstash_entry_free(e);
+		}
+		ASSERT_EQ(bpfstash_index_nr_entries(idx), stash_stat("entries"),
+			  "the library's index has every entry");
+	}
+	t = now_s() - t0;
+	ASSERT_EQ(found, n, "every address resolves");
+	bpfstash_index_free(idx);
+	bpfstash_close(s);
+	return t;
+}
+
+/*
+ * The index file against each entry's files, and what a symbolizer's
+ * first lookups cost through it: a 30-frame trace, 1 000 addresses.
+ */
+static void measure_index(struct figures *f, char (*names)[41], int n)
+{
+	unsigned long long gen, addrs[1000];
+	int i;
+
+	ASSERT_EQ(check_index_file(&gen, &f->index_s, &f->entries_s), n,
+		  "the index file holds every entry, as its files say");
+	for (i = 0; i < 1000; i++) {
+		struct bpfstash_func *fn;
+		size_t size;
+		void *buf;
+
+		addrs[i] = 0;
+		if (!stash_read(names[(i * 7919) % n], "funcs", &buf, &size)) {
+			fn = buf;
+			addrs[i] = le64toh(fn->addr) + 1;
+			free(buf);
+		}
+	}
+	f->decode30_s = index_lookups(addrs, 30);
+	f->resolve1000_s = index_lookups(addrs, 1000);
+	test__note("%6d entries: the index file %.3f s against each entry's meta and funcs "
+		   "%.3f s (%.1fx); index and 30 lookups %.3f s, index and 1000 lookups %.3f s",
+		   n, f->index_s, f->entries_s, f->entries_s / f->index_s, f->decode30_s,
+		   f->resolve1000_s);
+}
 
 static void measure(int entries, struct figures *f, long mem_before_kb)
 {
@@ -143,6 +206,7 @@ static void measure(int entries, struct figures *f, long mem_before_kb)
 			close(fd);
 	}
 	f->lookup_us = (now_s() - t0) * 1e6 / probes;
+	measure_index(f, names, n);
 	t0 = now_s();
 	for (i = 0; i < probes && i < n; i++) {
 		snprintf(path, sizeof(path), STASH_ROOT "/%s", names[n - 1 - i]);
@@ -192,6 +256,10 @@ static void test_scale(void)
 	ASSERT_LTF(large.rmdir_us, 4 * small.rmdir_us + 20, "rmdir stays fast");
 	ASSERT_LTF(large.ls_s / large.entries, 4 * small.ls_s / small.entries + 1e-5,
 		  "ls stays linear");
+	/* One read beats 2 opens per entry; a symbolizer starts within a second. */
+	ASSERT_LTF(large.index_s, large.entries_s, "the index file is faster than the entries");
+	ASSERT_LTF(large.decode30_s, 1.0, "index and a 30-frame trace under 1 s");
+	ASSERT_LTF(large.resolve1000_s, 1.0, "index and 1000 addresses under 1 s");
 	/* Memory: entry overhead beyond the unique bytes stays under 1 KiB. */
 	ASSERT_LTF(large.bytes_per_entry, 1024 + 64, "accounted bytes per tiny entry");
 	stash_umount();

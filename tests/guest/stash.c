@@ -1431,6 +1431,138 @@ out:
 	stash_umount();
 }
 
+/*
+ * The kernel's index file is, byte for byte, what the test vectors' tool
+ * (tests/vectors/mkindex.c) makes of the entries' meta and funcs files,
+ * in the root's order, at generation @gen.
+ */
+static void check_index_vectors_tool(unsigned long long gen)
+{
+	const char *top = getenv("BPFSTASH_TOP");
+	size_t len, nk = 0, nt = 0, cap = 1 << 16;
+	char *cmd, *tool = NULL;
+	void *kernel = NULL;
+	struct dirent *de;
+	FILE *p;
+	DIR *d;
+
+	if (!top) {
+		test__skip("BPFSTASH_TOP unset: no mkindex to compare with");
+		return;
+	}
+	cmd = malloc(cap);
+	len = snprintf(cmd, cap, "%s/build/tests/vectors/mkindex -g %llu " STASH_ROOT, top, gen);
+	d = opendir(STASH_ROOT);
+	while (d && (de = readdir(d)))
+		if (strlen(de->d_name) == 40 && len + 42 < cap)
+			len += snprintf(cmd + len, cap - len, " %s", de->d_name);
+	if (d)
+		closedir(d);
+	p = popen(cmd, "r");
+	if (ASSERT_PTR_OK(p, "run mkindex")) {
+		size_t tcap = 1 << 20;
+
+		tool = malloc(tcap);
+		nt = fread(tool, 1, tcap, p);
+		ASSERT_EQ(pclose(p), 0, "mkindex succeeds");
+	}
+	if (ASSERT_OK(stash_read(".", "index", &kernel, &nk), "read the index") && tool) {
+		ASSERT_EQ(nk, nt, "the kernel's index is mkindex's size");
+		ASSERT_OK(nk != nt || memcmp(kernel, tool, nk), "and mkindex's bytes");
+	}
+	free(kernel);
+	free(tool);
+	free(cmd);
+}
+
+static int try_read_index(void *arg)
+{
+	char buf[64];
+	int fd = open(STASH_ROOT "/index", O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n > 0;
+}
+
+/*
+ * The index file: every entry with its state and ranges in one read, as
+ * each entry's own files give them, and a generation that changes with
+ * every change it shows, and only then.
+ */
+static void test_index_file(void)
+{
+	unsigned long long g0, g1, g2, g3, g;
+	char hex[41], path[128], old_kptr[16] = "", old_paranoid[16] = "";
+	size_t na = 0, nb = 0;
+	void *a = NULL, *b = NULL;
+	struct bpf_object *obj;
+	double ti, te;
+	struct stat st;
+	int fd, pfd;
+	__u32 id;
+
+	/* mode= and a group: DAC lets uid 1000 in; the reader gate must not. */
+	if (!ASSERT_OK(stash_mount("mode=0755,gid=1000"), "mount"))
+		return;
+	obj = test_prog_load("subprogs", &fd);
+	if (!ASSERT_PTR_OK(obj, "load subprogs"))
+		goto out;
+	id = prog_id_of(fd);
+	ASSERT_OK(stash_find_prog(id, hex), "its entry");
+	ASSERT_GE(check_index_file(&g0, &ti, &te), 1, "the index lists the entries");
+	check_index_vectors_tool(g0);
+	ASSERT_EQ(g0, stash_stat("generation"), "stats shows the index's generation");
+	if (ASSERT_OK(stash_read(".", "index", &a, &na), "read again") &&
+	    ASSERT_OK(stash_read(".", "index", &b, &nb), "and again"))
+		ASSERT_OK(na != nb || memcmp(a, b, na), "nothing changed: the same bytes");
+	free(a);
+	free(b);
+	if (ASSERT_OK(stat(STASH_ROOT "/index", &st), "stat index")) {
+		ASSERT_TRUE(S_ISREG(st.st_mode), "a regular file");
+		ASSERT_EQ(st.st_mode & 07777, 0440, "an entry's mode: owner and group= read");
+		ASSERT_EQ(st.st_gid, 1000, "gid=");
+	}
+
+	bpf_object__close(obj);
+	g1 = stash_stat("generation");
+	ASSERT_GT(g1, g0, "an unload changes the generation");
+	ASSERT_GE(check_index_file(&g, &ti, &te), 1, "the index shows the unload");
+	ASSERT_EQ(g, g1, "and its generation");
+
+	pfd = load_raw_prog("stash_index");
+	ASSERT_GE(pfd, 0, "load");
+	g2 = stash_stat("generation");
+	ASSERT_GT(g2, g1, "a load changes the generation");
+	snprintf(path, sizeof(path), STASH_ROOT "/%s", hex);
+	ASSERT_OK(rmdir(path), "rmdir the unloaded entry");
+	g3 = stash_stat("generation");
+	ASSERT_GT(g3, g2, "a delete changes the generation");
+	ASSERT_GE(check_index_file(&g, &ti, &te), 1, "the index after the delete");
+	ASSERT_EQ(g, g3, "and its generation");
+	ASSERT_EQ(stash_stat("generation"), g3, "reading changes nothing");
+
+	/* Gated as listing is: DAC alone does not let a reader in. */
+	sysctl_set("/proc/sys/kernel/kptr_restrict", "0", old_kptr, sizeof(old_kptr));
+	sysctl_set("/proc/sys/kernel/perf_event_paranoid", "1", old_paranoid,
+		   sizeof(old_paranoid));
+	ASSERT_EQ(run_unprivileged(try_read_index, NULL), 0, "no capability: denied");
+	ASSERT_OK(stash_remount("delegate_readers"), "remount with delegate_readers");
+	ASSERT_EQ(run_unprivileged(try_read_index, NULL), 1, "delegate_readers: allowed");
+	ASSERT_OK(stash_remount("nodelegate_readers"), "remount with nodelegate_readers");
+	sysctl_set("/proc/sys/kernel/kptr_restrict", "2", NULL, 0);
+	ASSERT_EQ(try_read_index(NULL), 0, "kptr_restrict=2: root denied too");
+	sysctl_set("/proc/sys/kernel/kptr_restrict", old_kptr, NULL, 0);
+	sysctl_set("/proc/sys/kernel/perf_event_paranoid", old_paranoid, NULL, 0);
+	if (pfd >= 0)
+		close(pfd);
+out:
+	stash_umount();
+}
+
 static const struct test tests[] = {
 	{ "entries_match_info", test_entries_match_info },
 	{ "external_programs", test_external_programs },
@@ -1452,6 +1584,7 @@ static const struct test tests[] = {
 	{ "tracepoint", test_tracepoint },
 	{ "pokes_tail_call", test_pokes_tail_call },
 	{ "pokes_reload_same_name", test_pokes_reload_same_name },
+	{ "index_file", test_index_file, true },
 	{}
 };
 

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <dirent.h>
 #include <elf.h>
+#include <endian.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -374,3 +377,151 @@ out_info:
 	prog_info_full_free(&pi);
 }
 
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void hex_of(char out[41], const unsigned char *p)
+{
+	int i;
+
+	for (i = 0; i < 20; i++)
+		sprintf(out + 2 * i, "%02x", p[i]);
+}
+
+/* One entry's record and ranges against its meta and funcs files. */
+static void check_index_entry(const struct bpfstash_index_header *h, const unsigned char *base,
+			      unsigned int i, const char *hex, const void *meta,
+			      const void *funcs, size_t fsize)
+{
+	const struct bpfstash_index_entry *ie =
+		(const void *)(base + le32toh(h->header_size) + i * le32toh(h->entry_size));
+	const unsigned char *ranges = base + le32toh(h->header_size) +
+				      (size_t)le32toh(h->nr_entries) * le32toh(h->entry_size);
+	const char *names = (const char *)ranges +
+			    (size_t)le32toh(h->nr_ranges) * le32toh(h->range_size);
+	const struct bpfstash_meta *m = meta;
+	const struct bpfstash_func *f = funcs;
+	unsigned int nr = le32toh(m->content.nr_funcs), j, first;
+	char ihex[41];
+
+	hex_of(ihex, ie->hash);
+	if (!ASSERT_STREQ(ihex, hex, "index entry in listing order"))
+		return;
+	ASSERT_EQ(memcmp(ie->hash, m->hash, 20), 0, "hash is meta's");
+	ASSERT_EQ(le32toh(ie->flags), le32toh(m->flags), "flags");
+	ASSERT_EQ(le32toh(ie->prog_id), le32toh(m->prog_id), "prog_id");
+	ASSERT_EQ(le32toh(ie->image_kind), le32toh(m->content.image_kind), "image_kind");
+	ASSERT_EQ(le32toh(ie->prog_type), le32toh(m->content.prog_type), "prog_type");
+	ASSERT_EQ(le32toh(ie->uid), le32toh(m->uid), "uid");
+	ASSERT_EQ(le64toh(ie->load_time), le64toh(m->load_time), "load_time");
+	ASSERT_EQ(le64toh(ie->load_time_real), le64toh(m->load_time_real), "load_time_real");
+	ASSERT_EQ(le64toh(ie->unload_time), le64toh(m->unload_time), "unload_time");
+	ASSERT_EQ(le64toh(ie->unload_time_real), le64toh(m->unload_time_real),
+		  "unload_time_real");
+	ASSERT_EQ(memcmp(ie->name, m->content.name, sizeof(ie->name)), 0, "name");
+	ASSERT_EQ(memcmp(ie->tag, m->content.tag, sizeof(ie->tag)), 0, "tag");
+	if (!ASSERT_EQ(le32toh(ie->nr_ranges), nr, "a range per function") ||
+	    !ASSERT_GE(fsize, nr * sizeof(*f), "funcs holds its records"))
+		return;
+	first = le32toh(ie->first_range);
+	for (j = 0; j < nr; j++) {
+		const struct bpfstash_index_range *r =
+			(const void *)(ranges + (size_t)(first + j) * le32toh(h->range_size));
+		const char *fname = (const char *)(f + nr) + le32toh(f[j].name_off);
+
+		ASSERT_EQ(le64toh(r->addr), le64toh(f[j].addr), "range addr");
+		ASSERT_EQ(le32toh(r->len), le32toh(f[j].len), "range len");
+		ASSERT_EQ(le32toh(r->entry), i, "range entry");
+		ASSERT_EQ(le32toh(r->func), j, "range func");
+		if (ASSERT_LT(le32toh(r->name_off), le32toh(h->names_size), "name in names"))
+			ASSERT_STREQ(names + le32toh(r->name_off), fname, "range name");
+	}
+}
+
+int check_index_file(unsigned long long *generation, double *index_s, double *entries_s)
+{
+	const struct bpfstash_index_header *h;
+	char (*hexes)[41] = NULL, bootid[64] = "", boot[16];
+	unsigned int nr = 0, cap = 0, i;
+	struct dirent *de;
+	void *buf = NULL;
+	double t0, t;
+	size_t size;
+	FILE *fp;
+	DIR *d;
+
+	t0 = mono_s();
+	if (!ASSERT_OK(stash_read(".", "index", &buf, &size), "read the index file"))
+		return -1;
+	*index_s = mono_s() - t0;
+	h = buf;
+	if (!ASSERT_GE(size, sizeof(*h), "index: a header") ||
+	    !ASSERT_EQ(le32toh(h->magic), BPFSTASH_INDEX_MAGIC, "index: magic") ||
+	    !ASSERT_EQ(le32toh(h->version), BPFSTASH_INDEX_VERSION, "index: version") ||
+	    !ASSERT_EQ(le32toh(h->header_size), sizeof(*h), "index: header size") ||
+	    !ASSERT_EQ(le32toh(h->entry_size), sizeof(struct bpfstash_index_entry),
+		       "index: entry size") ||
+	    !ASSERT_EQ(le32toh(h->range_size), sizeof(struct bpfstash_index_range),
+		       "index: range size") ||
+	    !ASSERT_EQ(le64toh(h->size), size, "index: size") ||
+	    !ASSERT_EQ(sizeof(*h) + (size_t)le32toh(h->nr_entries) * le32toh(h->entry_size) +
+		       (size_t)le32toh(h->nr_ranges) * le32toh(h->range_size) +
+		       le32toh(h->names_size), size, "index: sections fill it")) {
+		free(buf);
+		return -1;
+	}
+	*generation = le64toh(h->generation);
+	ASSERT_EQ(le32toh(h->flags) & ~BPFSTASH_INDEX_CHANGING, 0, "index: known flags only");
+	fp = fopen("/proc/sys/kernel/random/boot_id", "r");
+	if (fp && fgets(bootid, sizeof(bootid), fp)) {
+		for (i = 0; i < 16; i++) {
+			while (bootid[2 * i] == '-')
+				memmove(bootid + 2 * i, bootid + 2 * i + 1, strlen(bootid + 2 * i));
+			sscanf(bootid + 2 * i, "%2hhx", &boot[i]);
+		}
+		ASSERT_EQ(memcmp(boot, h->boot_id, 16), 0, "index: this boot");
+	}
+	if (fp)
+		fclose(fp);
+
+	t0 = mono_s();
+	d = opendir(STASH_ROOT);
+	while (d && (de = readdir(d))) {
+		if (strlen(de->d_name) != 40)
+			continue;
+		if (nr == cap)
+			hexes = realloc(hexes, (cap = cap ? 2 * cap : 1024) * sizeof(*hexes));
+		memcpy(hexes[nr++], de->d_name, 41);
+	}
+	if (d)
+		closedir(d);
+	t = mono_s() - t0;
+	if (!ASSERT_EQ(le32toh(h->nr_entries), nr, "index: every entry listed")) {
+		free(hexes);
+		free(buf);
+		return -1;
+	}
+	for (i = 0; i < nr; i++) {
+		void *meta = NULL, *funcs = NULL;
+		size_t msize, fsize;
+
+		t0 = mono_s();
+		if (ASSERT_OK(stash_read(hexes[i], "meta", &meta, &msize), "read meta") &&
+		    ASSERT_OK(stash_read(hexes[i], "funcs", &funcs, &fsize), "read funcs")) {
+			t += mono_s() - t0;
+			check_index_entry(h, buf, i, hexes[i], meta, funcs, fsize);
+		}
+		free(meta);
+		free(funcs);
+	}
+	*entries_s = t;
+	free(hexes);
+	free(buf);
+	return nr;
+}

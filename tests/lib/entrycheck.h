@@ -34,4 +34,14 @@ void check_entry_views(const struct bpfstash_entry *e, const char *what);
  */
 int check_stash_views(const char *what, size_t max);
 
+/*
+ * Assert that the kernel's index file (read whole, from one open) lists
+ * every entry the root lists, in the same order, with its meta's fields
+ * and its funcs file's ranges and names, as read from each entry's own
+ * files.  Sets *@generation to the file's, *@index_s and *@entries_s to
+ * the time the index took and the time reading each entry's meta and
+ * funcs took.  Returns the entries compared, or -1 (the test failed).
+ */
+int check_index_file(unsigned long long *generation, double *index_s, double *entries_s);
+
 #endif

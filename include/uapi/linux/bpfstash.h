@@ -26,7 +26,9 @@
  *                    that other paths rewrite while the program lives
  *   info, lines, functions   the same, as text for people
  *
- * The root holds "stats" and "control" (text).
+ * The root holds "stats" and "control" (text), and "index": every entry's
+ * ranges, ids, names and times in one read (struct bpfstash_index_header,
+ * below).
  *
  * Byte order and growth
  * ---------------------
@@ -258,6 +260,87 @@ struct bpfstash_meta {
 	__le32	link_type;
 	__le32	link_id;
 	char	link_target[BPFSTASH_LINK_TARGET_LEN];
+};
+
+/*
+ * The "index" file
+ * ----------------
+ * One read gives what a symbolizer needs of every entry: its name, state
+ * and times, and the address range and kallsyms name of each of its
+ * functions, so that a profiler builds its map of the stash without
+ * opening every entry's meta and funcs.  The file is made when it is
+ * opened, and reads the same until it is closed: read it whole, from one
+ * open.  Its layout, little-endian like every file of the stash:
+ *
+ *   struct bpfstash_index_header        header_size bytes
+ *   struct bpfstash_index_entry[nr_entries]   entry_size bytes each
+ *   struct bpfstash_index_range[nr_ranges]    range_size bytes each
+ *   names                               names_size bytes: NUL-terminated
+ *
+ * Entries are in the order the root lists them; ranges are by entry, an
+ * entry's first_range to first_range + nr_ranges - 1, one per function in
+ * the order of its funcs file, and are not sorted by address.  A reader
+ * takes the sizes from the header and the fields it knows of each record,
+ * and ignores the rest, which a later kernel may add at the end of a
+ * record or of the header without a new version; a new version is a
+ * change of what the fields it has mean.  A version it does not know, or a
+ * magic that is not BPFSTASH_INDEX_MAGIC, it refuses.
+ *
+ * @generation changes whenever what the file shows does (an entry stored or
+ * deleted, a program unloaded or loaded again, the store stopped), and
+ * never goes back within a boot: a reader that finds the generation of its
+ * last read has nothing new to read.  The flag BPFSTASH_INDEX_CHANGING says
+ * the store kept changing while the file was made: each entry's record is
+ * as it was at one moment, not all at the same, and the generation is the
+ * oldest of them; read again for a settled view.
+ */
+#define BPFSTASH_INDEX_MAGIC	0x78697362	/* "bsix" in a little-endian file */
+#define BPFSTASH_INDEX_VERSION	1
+
+/* bpfstash_index_header::flags */
+#define BPFSTASH_INDEX_CHANGING	(1U << 0)
+
+struct bpfstash_index_header {
+	__le32	magic;			/* BPFSTASH_INDEX_MAGIC */
+	__le32	version;		/* BPFSTASH_INDEX_VERSION */
+	__le32	header_size;		/* bytes of this header: entries follow */
+	__le32	flags;			/* BPFSTASH_INDEX_* */
+	__le64	generation;		/* of the store, when the file was made */
+	__le64	size;			/* bytes in the file */
+	__le32	nr_entries;
+	__le32	entry_size;		/* bytes of each entry record */
+	__le32	nr_ranges;
+	__le32	range_size;		/* bytes of each range record */
+	__le32	names_size;		/* bytes of names, at the end */
+	__le32	__reserved;		/* 0 */
+	__u8	boot_id[BPFSTASH_BOOT_ID_SIZE];	/* the boot of every entry */
+};
+
+/* One record per entry: its meta's fields of the same names. */
+struct bpfstash_index_entry {
+	__u8	hash[BPFSTASH_HASH_SIZE];	/* the entry's name */
+	__le32	flags;			/* BPFSTASH_META_* */
+	__le32	prog_id;
+	__le32	image_kind;		/* content.image_kind */
+	__le32	first_range;		/* of its functions' range records */
+	__le32	nr_ranges;		/* content.nr_funcs */
+	__le64	load_time;
+	__le64	load_time_real;
+	__le64	unload_time;		/* 0 while loaded */
+	__le64	unload_time_real;
+	__le32	prog_type;		/* content.prog_type */
+	__le32	uid;
+	char	name[BPFSTASH_NAME_LEN];	/* content.name */
+	__u8	tag[BPFSTASH_TAG_SIZE];	/* content.tag */
+};
+
+/* One record per function: its funcs record's address, length and name. */
+struct bpfstash_index_range {
+	__le64	addr;
+	__le32	len;
+	__le32	entry;			/* its entry record */
+	__le32	func;			/* the function, in the entry's funcs */
+	__le32	name_off;		/* of its kallsyms name, in names */
 };
 
 #endif /* _UAPI_LINUX_BPFSTASH_H */

@@ -982,6 +982,115 @@ static int add_entry_funcs(struct bpfstash_agent *a, struct bst_prog *p, const v
 }
 
 /*
+ * @p, new from the stash with its functions: index it and say so, with
+ * its unload if it is gone.
+ */
+static int prog_recovered(struct bpfstash_agent *a, struct bst_prog *p, uint32_t *loads,
+			  uint32_t *unloads)
+{
+	int err = 0;
+
+	if (!tsearch(p, &a->by_hash, prog_hash_cmp))
+		err = -ENOMEM;
+	if (!err && !p->pub.unload_time)
+		err = id_map_add(a, p);
+	if (err)
+		return err;
+	announce(a, p);
+	++*loads;
+	if (p->pub.unload_time) {
+		struct bpfstash_agent_event ev = {
+			.type = BPFSTASH_AGENT_UNLOAD,
+			.time = p->pub.unload_time,
+			.prog = &p->pub,
+			.recovered = true,
+		};
+
+		emit(a, &ev);
+		++*unloads;
+	}
+	return 0;
+}
+
+/*
+ * Whether a program unloaded at @unload_time, that the agent does not
+ * know, would be forgotten at once.
+ */
+static bool forgotten_at_once(const struct bpfstash_agent *a, uint64_t unload_time)
+{
+	return unload_time && a->newest > a->forget_ns && unload_time < a->newest - a->forget_ns;
+}
+
+/*
+ * scan_stash() from the kernel's index file: every entry's state and
+ * ranges in one read.  1 when done, 0 when there is no such file (a copy
+ * of a stash, an older kernel) or it cannot be used, or -ENOMEM.
+ */
+static int scan_index(struct bpfstash_agent *a, enum bpfstash_agent_source source,
+		      uint32_t *loads, uint32_t *unloads)
+{
+	struct bst_index_file f;
+	uint32_t i, j;
+	size_t size;
+	void *buf;
+	int err;
+
+	if (!a->stash->mounted)
+		return 0;
+	err = bst_read_file_at(a->stash->dirfd, ".", "index", BST_INDEX_MAX, &buf, &size);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	if (bst_index_file_check(buf, size, &f)) {
+		free(buf);
+		return 0;
+	}
+	for (i = 0; i < f.nr_entries && !err; i++) {
+		const struct bpfstash_index_entry *ie = bst_index_file_entry(&f, i);
+		uint64_t unload_time = le64toh(ie->unload_time);
+		uint32_t first = le32toh(ie->first_range), nr = le32toh(ie->nr_ranges);
+		char hex[BPFSTASH_HEX_LEN + 1];
+		struct bst_prog *p;
+
+		bst_hex(hex, ie->hash, BPFSTASH_HASH_SIZE);
+		p = find_hash(a, hex);
+		if (p) {
+			/* Known: only its lost unload is left to learn. */
+			if (!p->pub.unload_time && unload_time) {
+				prog_unloaded(a, p, unload_time, true);
+				++*unloads;
+			}
+			continue;
+		}
+		if (forgotten_at_once(a, unload_time))
+			continue;
+		p = prog_new(a);
+		if (!p) {
+			err = -ENOMEM;
+			break;
+		}
+		p->pub.id = le32toh(ie->prog_id);
+		p->pub.stashed = true;
+		p->pub.flags = BST_MMAP3_STASHED;
+		p->pub.load_time = le64toh(ie->load_time);
+		p->pub.unload_time = unload_time;
+		p->pub.source = source;
+		memcpy(p->pub.hash, hex, sizeof(p->pub.hash));
+		memcpy(p->pub.tag, ie->tag, sizeof(p->pub.tag));
+		snprintf(p->pub.name, sizeof(p->pub.name), "%.*s", BPFSTASH_NAME_LEN, ie->name);
+		for (j = 0; j < nr && !err; j++) {
+			const struct bpfstash_index_range *r = bst_index_file_range(&f, first + j);
+
+			err = prog_add_func(a, p, j, le64toh(r->addr), le32toh(r->len),
+					    f.names + le32toh(r->name_off));
+		}
+		if (!err)
+			err = prog_recovered(a, p, loads, unloads);
+	}
+	free(buf);
+	return err ? err : 1;
+}
+
+/*
  * Index the stash's entries that the records did not bring, and close the
  * programs whose unload record was lost: the stash holds both times.
  */
@@ -996,6 +1105,9 @@ static int scan_stash(struct bpfstash_agent *a, enum bpfstash_agent_source sourc
 	err = open_stash(a);
 	if (err)
 		return err;
+	err = scan_index(a, source, loads, unloads);
+	if (err)
+		return err < 0 ? err : 0;
 	err = bpfstash_list(a->stash, &names, &n);
 	if (err)
 		return err;
@@ -1010,8 +1122,7 @@ static int scan_stash(struct bpfstash_agent *a, enum bpfstash_agent_source sourc
 		if (bpfstash_entry_load(a->stash, names[i], BPFSTASH_LOAD_META, &e))
 			continue;	/* deleted meanwhile, or unreadable: no answer */
 		m = bpfstash_entry_meta(e);
-		if (!p && m->unload_time && a->newest > a->forget_ns &&
-		    m->unload_time < a->newest - a->forget_ns) {
+		if (!p && forgotten_at_once(a, m->unload_time)) {
 			bpfstash_entry_free(e);	/* would be forgotten at once */
 			continue;
 		}
@@ -1049,25 +1160,10 @@ static int scan_stash(struct bpfstash_agent *a, enum bpfstash_agent_source sourc
 		err = add_entry_funcs(a, p, funcs, m->content.nr_funcs);
 		free(funcs);
 		bpfstash_entry_free(e);
-		if (!err && !tsearch(p, &a->by_hash, prog_hash_cmp))
-			err = -ENOMEM;
-		if (!err && !p->pub.unload_time)
-			err = id_map_add(a, p);
+		if (!err)
+			err = prog_recovered(a, p, loads, unloads);
 		if (err)
 			break;
-		announce(a, p);
-		++*loads;
-		if (p->pub.unload_time) {
-			struct bpfstash_agent_event ev = {
-				.type = BPFSTASH_AGENT_UNLOAD,
-				.time = p->pub.unload_time,
-				.prog = &p->pub,
-				.recovered = true,
-			};
-
-			emit(a, &ev);
-			++*unloads;
-		}
 	}
 	bpfstash_names_free(names);
 	return err;

@@ -94,6 +94,53 @@ int bst_entry_compute_hash(const struct bpfstash_entry *e, bool host_be,
 
 int bst_read_file_at(int dirfd, const char *name, const char *file, size_t max,
 		     void **buf, size_t *size);
+
+/* The largest kernel index file read: the kernel makes none larger. */
+#define BST_INDEX_MAX	((size_t)INT32_MAX)
+
+/*
+ * The kernel's index file (struct bpfstash_index_header), checked by
+ * bst_index_file_check(): every record lies in the file, the ranges are
+ * by entry as the header says, and every name ends in the file.  Records
+ * are read at the sizes the file gives, which may be larger than ours.
+ */
+struct bst_index_file {
+	uint32_t flags;
+	uint64_t generation;
+	uint32_t nr_entries, entry_size;
+	uint32_t nr_ranges, range_size;
+	uint32_t names_size;
+	const uint8_t *entries, *ranges;
+	const char *names;
+	uint8_t boot_id[BPFSTASH_BOOT_ID_SIZE];
+};
+
+int bst_index_file_check(const void *buf, size_t size, struct bst_index_file *f);
+
+static inline const struct bpfstash_index_entry *
+bst_index_file_entry(const struct bst_index_file *f, uint32_t i)
+{
+	return (const void *)(f->entries + (size_t)i * f->entry_size);
+}
+
+static inline const struct bpfstash_index_range *
+bst_index_file_range(const struct bst_index_file *f, uint32_t i)
+{
+	return (const void *)(f->ranges + (size_t)i * f->range_size);
+}
+
+/* @n bytes of @p as lowercase hex into @out, NUL-terminated. */
+static inline void bst_hex(char *out, const uint8_t *p, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
 int bst_entry_index(struct bpfstash_entry *e);
 
 /* An entry's files in memory: NULL for a missing file. */

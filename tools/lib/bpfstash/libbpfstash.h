@@ -409,15 +409,18 @@ int bpfstash_resolve_symbol(struct bpfstash *stash, const char *symbol, uint64_t
 			    struct bpfstash_candidates **cands);
 
 /*
- * A per-run index (LIBBPFSTASH_1.2): every entry's functions, read once
- * from each entry's meta and funcs files, by address and by kallsyms
- * name, so that a run of lookups (decode of a trace, resolve of many
- * addresses) reads the stash once rather than once per lookup, as
- * bpfstash_resolve_at() does.  A lookup loads only the entries that hold
- * the address whole, and takes their times as their meta says them then;
- * entries stored or deleted since the index was read are seen after
- * bpfstash_index_refresh(), which reads the stash again.  The index keeps
- * @stash, which must outlive it.  One thread at a time.
+ * A per-run index (LIBBPFSTASH_1.2): every entry's functions, by address
+ * and by kallsyms name, so that a run of lookups (decode of a trace,
+ * resolve of many addresses) reads the stash once rather than once per
+ * lookup, as bpfstash_resolve_at() does.  From a mounted stash whose
+ * kernel has the root's "index" file, it is one read of that file;
+ * otherwise (a copy of a stash, an older kernel, a file it cannot use)
+ * each entry's meta and funcs files.  A lookup loads only the entries
+ * that hold the address whole, and takes their times as their meta says
+ * them then; entries stored or deleted since the index was read are seen
+ * after bpfstash_index_refresh(), which reads the stash again (of a
+ * mounted stash, only if its generation moved).  The index keeps @stash,
+ * which must outlive it.  One thread at a time.
  */
 struct bpfstash_index;
 int bpfstash_index_open(struct bpfstash *stash, struct bpfstash_index **idx);

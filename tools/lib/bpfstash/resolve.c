@@ -7,11 +7,14 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -415,25 +418,115 @@ struct bpfstash_index {
 	struct bst_irow **by_name;
 	size_t nr_rows;
 	uint64_t max_len;	/* the longest function */
+	/* From the kernel's index file: its bytes, names in one block. */
+	void *kfile;
+	char *knames;
+	uint64_t generation;	/* the file's, if it was settled; else 0 */
 };
 
 static void index_clear(struct bpfstash_index *x)
 {
 	size_t i;
 
-	for (i = 0; i < x->nr_names; i++)
-		free(x->funcs[i]);
+	if (x->kfile) {
+		free(x->names);
+		free(x->knames);
+		free(x->kfile);
+	} else {
+		for (i = 0; i < x->nr_names; i++)
+			free(x->funcs[i]);
+		bpfstash_names_free(x->names);
+	}
 	free(x->funcs);
-	bpfstash_names_free(x->names);
 	free(x->rows);
 	free(x->by_name);
 	x->funcs = NULL;
 	x->names = NULL;
+	x->kfile = NULL;
+	x->knames = NULL;
 	x->rows = NULL;
 	x->by_name = NULL;
 	x->nr_names = 0;
 	x->nr_rows = 0;
 	x->max_len = 0;
+	x->generation = 0;
+}
+
+int bst_index_file_check(const void *buf, size_t size, struct bst_index_file *f)
+{
+	const struct bpfstash_index_header *h = buf;
+	const uint8_t *p = buf;
+	uint64_t entries, ranges, names, end;
+	uint32_t i, v, next = 0;
+
+	memset(f, 0, sizeof(*f));
+	if (size < offsetof(struct bpfstash_index_header, version) + sizeof(h->version))
+		return bst_bad("index: %zu bytes, too short for a header", size);
+	if (le32toh(h->magic) != BPFSTASH_INDEX_MAGIC)
+		return bst_bad("index: magic %#x is not %#x", le32toh(h->magic),
+			       BPFSTASH_INDEX_MAGIC);
+	v = le32toh(h->version);
+	if (v != BPFSTASH_INDEX_VERSION) {
+		bst_set_error_detail("index: format %u, this reader knows %u", v,
+				     BPFSTASH_INDEX_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (size < sizeof(*h) || le32toh(h->header_size) < sizeof(*h) ||
+	    le32toh(h->header_size) % 8)
+		return bst_bad("index: header of %u bytes in a file of %zu, %zu known",
+			       size < sizeof(*h) ? 0 : le32toh(h->header_size), size, sizeof(*h));
+	f->entry_size = le32toh(h->entry_size);
+	f->range_size = le32toh(h->range_size);
+	f->nr_entries = le32toh(h->nr_entries);
+	f->nr_ranges = le32toh(h->nr_ranges);
+	f->names_size = le32toh(h->names_size);
+	if (f->entry_size < sizeof(struct bpfstash_index_entry) || f->entry_size % 8 ||
+	    f->range_size < sizeof(struct bpfstash_index_range) || f->range_size % 8)
+		return bst_bad("index: records of %u and %u bytes, not multiples of 8 >= %zu, %zu",
+			       f->entry_size, f->range_size, sizeof(struct bpfstash_index_entry),
+			       sizeof(struct bpfstash_index_range));
+	entries = le32toh(h->header_size);
+	ranges = entries + (uint64_t)f->nr_entries * f->entry_size;
+	names = ranges + (uint64_t)f->nr_ranges * f->range_size;
+	end = names + f->names_size;
+	if (end != size || le64toh(h->size) != size)
+		return bst_bad("index: its sizes add up to %llu bytes, it says %llu, it has %zu",
+			       (unsigned long long)end, (unsigned long long)le64toh(h->size), size);
+	f->flags = le32toh(h->flags);
+	f->generation = le64toh(h->generation);
+	f->entries = p + entries;
+	f->ranges = p + ranges;
+	f->names = (const char *)p + names;
+	memcpy(f->boot_id, h->boot_id, sizeof(f->boot_id));
+
+	/* Ranges are by entry, each entry's after the last one's. */
+	for (i = 0; i < f->nr_entries; i++) {
+		const struct bpfstash_index_entry *e = bst_index_file_entry(f, i);
+		uint32_t first = le32toh(e->first_range), n = le32toh(e->nr_ranges);
+
+		if (first != next || n < 1 || n > BPFSTASH_MAX_FUNCS || n > f->nr_ranges - first)
+			return bst_bad("index: entry %u: ranges %u..+%u, not in order in %u",
+				       i, first, n, f->nr_ranges);
+		next = first + n;
+	}
+	if (next != f->nr_ranges)
+		return bst_bad("index: %u ranges, %u of them the entries'", f->nr_ranges, next);
+	for (i = 0; i < f->nr_ranges; i++) {
+		const struct bpfstash_index_range *r = bst_index_file_range(f, i);
+		uint32_t e = le32toh(r->entry), off = le32toh(r->name_off);
+		const struct bpfstash_index_entry *ent;
+
+		if (e >= f->nr_entries)
+			return bst_bad("index: range %u: entry %u of %u", i, e, f->nr_entries);
+		ent = bst_index_file_entry(f, e);
+		if (i - le32toh(ent->first_range) >= le32toh(ent->nr_ranges) ||
+		    le32toh(r->func) != i - le32toh(ent->first_range))
+			return bst_bad("index: range %u: function %u is not entry %u's", i,
+				       le32toh(r->func), e);
+		if (off >= f->names_size || !memchr(f->names + off, '\0', f->names_size - off))
+			return bst_bad("index: range %u: name at %u runs past the file", i, off);
+	}
+	return 0;
 }
 
 static int cmp_row_addr(const void *a, const void *b)
@@ -512,12 +605,115 @@ static int index_entry(struct bpfstash_index *x, size_t k, size_t *cap)
 	return 0;
 }
 
+/*
+ * The rows from the kernel's index file, read whole into @buf (@size
+ * bytes), which the index then keeps: 0, -ENOMEM, or the file's error
+ * (then the caller reads the entries instead).
+ */
+static int index_from_file(struct bpfstash_index *x, void *buf, size_t size)
+{
+	struct bst_index_file f;
+	uint32_t i;
+	int err;
+
+	err = bst_index_file_check(buf, size, &f);
+	if (err)
+		return err;
+	x->names = calloc((size_t)f.nr_entries + 1, sizeof(*x->names));
+	x->knames = malloc((size_t)f.nr_entries * (BPFSTASH_HEX_LEN + 1) + 1);
+	x->rows = malloc(((size_t)f.nr_ranges ? f.nr_ranges : 1) * sizeof(*x->rows));
+	x->funcs = calloc(1, sizeof(*x->funcs));
+	x->kfile = buf;
+	if (!x->names || !x->knames || !x->rows || !x->funcs)
+		return -ENOMEM;
+	for (i = 0; i < f.nr_entries; i++) {
+		const struct bpfstash_index_entry *e = bst_index_file_entry(&f, i);
+
+		x->names[i] = x->knames + (size_t)i * (BPFSTASH_HEX_LEN + 1);
+		bst_hex(x->names[i], e->hash, BPFSTASH_HASH_SIZE);
+	}
+	x->nr_names = f.nr_entries;
+	for (i = 0; i < f.nr_ranges; i++) {
+		const struct bpfstash_index_range *r = bst_index_file_range(&f, i);
+		struct bst_irow *row = &x->rows[i];
+
+		row->addr = le64toh(r->addr);
+		row->len = le32toh(r->len);
+		row->entry = le32toh(r->entry);
+		row->func = le32toh(r->func);
+		row->name = f.names + le32toh(r->name_off);
+		if (row->len > x->max_len)
+			x->max_len = row->len;
+	}
+	x->nr_rows = f.nr_ranges;
+	/* A file made while the store kept changing has no generation to compare. */
+	x->generation = f.flags & BPFSTASH_INDEX_CHANGING ? 0 : f.generation;
+	return 0;
+}
+
+/*
+ * The mounted stash's index file, if the kernel has one: 1 with the rows
+ * read, 0 if the entries must be read one by one, or -ENOMEM.
+ */
+static int index_read_file(struct bpfstash_index *x)
+{
+	void *buf;
+	size_t size;
+	int err;
+
+	if (!x->stash->mounted)
+		return 0;	/* a copy: an "index" file in it says nothing */
+	err = bst_read_file_at(x->stash->dirfd, ".", "index", BST_INDEX_MAX, &buf, &size);
+	if (err)
+		return err == -ENOMEM ? err : 0;	/* an older kernel: no file */
+	err = index_from_file(x, buf, size);
+	if (err) {
+		if (!x->kfile)
+			free(buf);
+		index_clear(x);
+		return err == -ENOMEM ? err : 0;
+	}
+	return 1;
+}
+
+/* The generation the stash's stats file says, or 0. */
+static uint64_t stash_generation(const struct bpfstash *s)
+{
+	unsigned long long gen = 0;
+	char line[128];
+	FILE *fp;
+	int fd;
+
+	fd = openat(s->dirfd, "stats", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	fp = fdopen(fd, "r");
+	if (!fp) {
+		close(fd);
+		return 0;
+	}
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "generation %llu", &gen) == 1)
+			break;
+	fclose(fp);
+	return gen;
+}
+
 int bpfstash_index_refresh(struct bpfstash_index *x)
 {
 	size_t i, cap = 0;
 	int err;
 
+	/* Nothing changed since the kernel's index was read: keep it. */
+	if (x->kfile && x->generation && x->stash->mounted &&
+	    stash_generation(x->stash) == x->generation)
+		return 0;
 	index_clear(x);
+	err = index_read_file(x);
+	if (err < 0)
+		goto fail;
+	if (err > 0)
+		goto sort;
 	err = bpfstash_list(x->stash, &x->names, &x->nr_names);
 	if (err)
 		return err;
@@ -531,6 +727,7 @@ int bpfstash_index_refresh(struct bpfstash_index *x)
 		if (err)
 			goto fail;
 	}
+sort:
 	x->by_name = malloc((x->nr_rows ? x->nr_rows : 1) * sizeof(*x->by_name));
 	if (!x->by_name) {
 		err = -ENOMEM;
