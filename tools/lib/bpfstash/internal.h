@@ -94,6 +94,7 @@ int bst_entry_compute_hash(const struct bpfstash_entry *e, bool host_be,
 
 int bst_read_file_at(int dirfd, const char *name, const char *file, size_t max,
 		     void **buf, size_t *size);
+int bst_entry_index(struct bpfstash_entry *e);
 
 /* The largest kernel index file read: the kernel makes none larger. */
 #define BST_INDEX_MAX	((size_t)INT32_MAX)
@@ -141,7 +142,6 @@ static inline void bst_hex(char *out, const uint8_t *p, size_t n)
 	}
 	out[2 * n] = '\0';
 }
-int bst_entry_index(struct bpfstash_entry *e);
 
 /* An entry's files in memory: NULL for a missing file. */
 struct bst_entry_files {
