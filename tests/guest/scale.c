@@ -101,8 +101,27 @@ struct figures {
 	int entries;
 	double ls_s, stat_cold_us, stat_warm_us, lookup_us, rmdir_us;
 	double bytes_per_entry, kernel_bytes_per_entry;
-	double index_s, entries_s, decode30_s, resolve1000_s;
+	double index_s, entries_s, decode30_s, resolve1000_s, recovery_s;
 };
+
+/* An agent's recovery: every entry of the stash indexed, in seconds. */
+static double agent_recovery(void)
+{
+	struct bpfstash_agent_opts ao = { .sz = sizeof(ao), .root = STASH_ROOT,
+					  .flags = BPFSTASH_AGENT_NO_RINGS | BPFSTASH_AGENT_SCAN,
+					  .forget_ns = ~0ull };
+	struct bpfstash_agent_stats st = {};
+	struct bpfstash_agent *a;
+	double t0 = now_s(), t;
+
+	if (!ASSERT_OK(bpfstash_agent_open(&ao, &a), "bpfstash_agent_open"))
+		return 0;
+	t = now_s() - t0;
+	bpfstash_agent_get_stats(a, &st);
+	ASSERT_EQ(st.programs, stash_stat("entries"), "the agent indexed every entry");
+	bpfstash_agent_close(a);
+	return t;
+}
 
 /* Open the library's per-run index and look up @n of @addrs: seconds, all found. */
 static double index_lookups(const unsigned long long *addrs, int n)
@@ -158,10 +177,12 @@ static void measure_index(struct figures *f, char (*names)[41], int n)
 	}
 	f->decode30_s = index_lookups(addrs, 30);
 	f->resolve1000_s = index_lookups(addrs, 1000);
+	f->recovery_s = agent_recovery();
 	test__note("%6d entries: the index file %.3f s against each entry's meta and funcs "
-		   "%.3f s (%.1fx); index and 30 lookups %.3f s, index and 1000 lookups %.3f s",
+		   "%.3f s (%.1fx); index and 30 lookups %.3f s, index and 1000 lookups %.3f s, "
+		   "an agent's recovery %.3f s",
 		   n, f->index_s, f->entries_s, f->entries_s / f->index_s, f->decode30_s,
-		   f->resolve1000_s);
+		   f->resolve1000_s, f->recovery_s);
 }
 
 static void measure(int entries, struct figures *f, long mem_before_kb)
