@@ -1,9 +1,10 @@
 #!/bin/sh
 # The fuzzing half of the host checks: build the libFuzzer targets
-# (tests/fuzz, clang with ASan and UBSan: libbpfstash's entries, and perf's
-# PERF_RECORD_MMAP3 records, bpfstash decode's text scanner, and the agent's
-# handling of perf records) and run each briefly from its corpus (its
-# seeds plus what earlier runs found, kept in build/fuzz/corpus).
+# (tests/fuzz, clang with ASan and UBSan: libbpfstash's entries, perf's
+# PERF_RECORD_MMAP3 records, bpfstash decode's text scanner, the agent's
+# handling of perf records and the kernel's index file) and run each
+# briefly from its corpus (its seeds plus what earlier runs found, kept in
+# build/fuzz/corpus).
 # Prints "PASS fuzz.<target> (N runs)" or "FAIL ...".
 #
 #   FUZZ_TIME=20    seconds per target
@@ -23,7 +24,7 @@ if ! make -s -C "$top/tests/fuzz" O="$out" > "$out/build.log" 2>&1; then
 	exit 1
 fi
 
-for t in entry mmap3 decode agent; do
+for t in entry mmap3 decode agent index; do
 	corpus=$out/corpus/$t
 	crashes=$out/crashes/$t
 	seed=$out/seed
