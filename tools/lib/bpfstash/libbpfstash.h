@@ -487,7 +487,9 @@ int bpfstash_entry_export_build_id(const struct bpfstash_entry *entry, const cha
  * (and one over the loads at each start near a reused address).  When a
  * ring's lost count (PERF_FORMAT_LOST) goes up, it recovers from the
  * stash itself: every entry holds its functions and both times, so every
- * stashed program is indexed again and every unload it missed is learnt.
+ * stashed program is indexed again and every unload it missed is learnt
+ * (from the kernel's index file in one read, where the stash is mounted
+ * and the kernel has it; else from each entry's meta and funcs).
  * Programs the stash refused (full) and whose records were lost stay
  * unknown: the stash has nothing to recover them from.
  *
