@@ -123,8 +123,13 @@ static double agent_recovery(void)
 	return t;
 }
 
-/* Open the library's per-run index and look up @n of @addrs: seconds, all found. */
-static double index_lookups(const unsigned long long *addrs, int n)
+/*
+ * Open the library's per-run index and look up @n of @addrs, each at its
+ * time in @times (the JIT gives a closed program's address to the next):
+ * seconds, all found.
+ */
+static double index_lookups(const unsigned long long *addrs, const unsigned long long *times,
+			    int n)
 {
 	struct bpfstash_index *idx = NULL;
 	struct bpfstash *s = NULL;
@@ -135,10 +140,13 @@ static double index_lookups(const unsigned long long *addrs, int n)
 		return 0;
 	if (ASSERT_OK(bpfstash_index_open(s, &idx), "bpfstash_index_open")) {
 		for (i = 0; i < n; i++) {
+			struct bpfstash_resolve_opts at = { .sz = sizeof(at),
+							    .clock = BPFSTASH_CLOCK_BOOTTIME,
+							    .time_ns = times[i] };
 			struct bpfstash_loc loc = { .sz = sizeof(loc) };
 			struct bpfstash_entry *e = NULL;
 
-			if (!bpfstash_index_resolve_at(idx, addrs[i], NULL, &e, &loc, NULL))
+			if (!bpfstash_index_resolve_at(idx, addrs[i], &at, &e, &loc, NULL))
 				found++;
 			bpfstash_entry_free(e);
 		}
@@ -158,7 +166,7 @@ static double index_lookups(const unsigned long long *addrs, int n)
  */
 static void measure_index(struct figures *f, char (*names)[41], int n)
 {
-	unsigned long long gen, addrs[1000];
+	unsigned long long gen, addrs[1000], times[1000];
 	int i;
 
 	ASSERT_EQ(check_index_file(&gen, &f->index_s, &f->entries_s), n,
@@ -168,15 +176,19 @@ static void measure_index(struct figures *f, char (*names)[41], int n)
 		size_t size;
 		void *buf;
 
-		addrs[i] = 0;
+		addrs[i] = times[i] = 0;
 		if (!stash_read(names[(i * 7919) % n], "funcs", &buf, &size)) {
 			fn = buf;
 			addrs[i] = le64toh(fn->addr) + 1;
 			free(buf);
 		}
+		if (!stash_read(names[(i * 7919) % n], "meta", &buf, &size)) {
+			times[i] = le64toh(((struct bpfstash_meta *)buf)->load_time);
+			free(buf);
+		}
 	}
-	f->decode30_s = index_lookups(addrs, 30);
-	f->resolve1000_s = index_lookups(addrs, 1000);
+	f->decode30_s = index_lookups(addrs, times, 30);
+	f->resolve1000_s = index_lookups(addrs, times, 1000);
 	f->recovery_s = agent_recovery();
 	test__note("%6d entries: the index file %.3f s against each entry's meta and funcs "
 		   "%.3f s (%.1fx); index and 30 lookups %.3f s, index and 1000 lookups %.3f s, "
