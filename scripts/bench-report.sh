@@ -342,7 +342,12 @@ cat <<EOF
 
 ## 6. Scale of the view
 
-\`stat\`, lookup (open + read \`meta\`), \`ls\` and \`rmdir\`, per operation.
+\`stat\`, lookup (open + read \`meta\`), \`ls\` and \`rmdir\`, per operation;
+and the root's \`index\` file (every entry's state and ranges in one read)
+against each entry's \`meta\` and \`funcs\`, with what a symbolizer's start
+costs through it: libbpfstash's per-run index and 30 lookups (a trace to
+decode), and 1 000 (\`bpfstash resolve\` of 1 000 addresses), and an
+agent's recovery.
 
 \`\`\`
 $(grep -E 'scale\.scale: |^(PASS|FAIL)' "$res/scale.txt")
