@@ -417,7 +417,11 @@ int bpfstash_resolve_symbol(struct bpfstash *stash, const char *symbol, uint64_t
  * otherwise (a copy of a stash, an older kernel, a file it cannot use)
  * each entry's meta and funcs files.  A lookup loads only the entries
  * that hold the address whole, and takes their times as their meta says
- * them then; entries stored or deleted since the index was read are seen
+ * them then; but an entry that was unloaded when the index was read, and
+ * not loaded at the time asked, is a candidate as the index has it,
+ * without loading it (the JIT gives one address to many programs in turn:
+ * at 100 000 entries, thousands).  Entries stored or deleted since the
+ * index was read are seen
  * after bpfstash_index_refresh(), which reads the stash again (of a
  * mounted stash, only if its generation moved).  The index keeps @stash,
  * which must outlive it.  One thread at a time.

@@ -409,9 +409,20 @@ struct bst_irow {
 	const char *name;	/* kallsyms name, in the entry's funcs bytes */
 };
 
+/* An entry's state as the index read it (its meta, or the kernel's record). */
+struct bst_ientry {
+	bool known;
+	bool loaded;
+	uint32_t prog_id;
+	uint64_t load_time, unload_time, load_time_real, unload_time_real;
+	char prog_name[BPFSTASH_NAME_LEN];
+	uint8_t boot_id[BPFSTASH_BOOT_ID_SIZE];
+};
+
 struct bpfstash_index {
 	struct bpfstash *stash;
 	char **names;		/* the entries listed, bpfstash_list()'s */
+	struct bst_ientry *info;	/* by entry, as names */
 	size_t nr_names;
 	void **funcs;		/* each entry's funcs bytes, or NULL */
 	struct bst_irow *rows;	/* by address */
@@ -438,9 +449,11 @@ static void index_clear(struct bpfstash_index *x)
 		bpfstash_names_free(x->names);
 	}
 	free(x->funcs);
+	free(x->info);
 	free(x->rows);
 	free(x->by_name);
 	x->funcs = NULL;
+	x->info = NULL;
 	x->names = NULL;
 	x->kfile = NULL;
 	x->knames = NULL;
@@ -564,6 +577,17 @@ static int index_entry(struct bpfstash_index *x, size_t k, size_t *cap)
 	f = funcs;
 	/* The files as read: little-endian. */
 	n = le32toh(m->content.nr_funcs);
+	x->info[k] = (struct bst_ientry){
+		.known = true,
+		.loaded = le32toh(m->flags) & BPFSTASH_META_LOADED,
+		.prog_id = le32toh(m->prog_id),
+		.load_time = le64toh(m->load_time),
+		.unload_time = le64toh(m->unload_time),
+		.load_time_real = le64toh(m->load_time_real),
+		.unload_time_real = le64toh(m->unload_time_real),
+	};
+	memcpy(x->info[k].prog_name, m->content.name, sizeof(x->info[k].prog_name));
+	memcpy(x->info[k].boot_id, m->boot_id, sizeof(x->info[k].boot_id));
 	free(meta);
 	if (n > BPFSTASH_MAX_FUNCS || fsize < (size_t)n * sizeof(*f)) {
 		free(funcs);
@@ -623,14 +647,25 @@ static int index_from_file(struct bpfstash_index *x, void *buf, size_t size)
 	x->knames = malloc((size_t)f.nr_entries * (BPFSTASH_HEX_LEN + 1) + 1);
 	x->rows = malloc(((size_t)f.nr_ranges ? f.nr_ranges : 1) * sizeof(*x->rows));
 	x->funcs = calloc(1, sizeof(*x->funcs));
+	x->info = calloc((size_t)f.nr_entries + 1, sizeof(*x->info));
 	x->kfile = buf;
-	if (!x->names || !x->knames || !x->rows || !x->funcs)
+	if (!x->names || !x->knames || !x->rows || !x->funcs || !x->info)
 		return -ENOMEM;
 	for (i = 0; i < f.nr_entries; i++) {
 		const struct bpfstash_index_entry *e = bst_index_file_entry(&f, i);
+		struct bst_ientry *in = &x->info[i];
 
 		x->names[i] = x->knames + (size_t)i * (BPFSTASH_HEX_LEN + 1);
 		bst_hex(x->names[i], e->hash, BPFSTASH_HASH_SIZE);
+		in->known = true;
+		in->loaded = le32toh(e->flags) & BPFSTASH_META_LOADED;
+		in->prog_id = le32toh(e->prog_id);
+		in->load_time = le64toh(e->load_time);
+		in->unload_time = le64toh(e->unload_time);
+		in->load_time_real = le64toh(e->load_time_real);
+		in->unload_time_real = le64toh(e->unload_time_real);
+		memcpy(in->prog_name, e->name, sizeof(in->prog_name));
+		memcpy(in->boot_id, f.boot_id, sizeof(in->boot_id));
 	}
 	x->nr_names = f.nr_entries;
 	for (i = 0; i < f.nr_ranges; i++) {
@@ -718,7 +753,8 @@ int bpfstash_index_refresh(struct bpfstash_index *x)
 	if (err)
 		return err;
 	x->funcs = calloc(x->nr_names ? x->nr_names : 1, sizeof(*x->funcs));
-	if (!x->funcs) {
+	x->info = calloc(x->nr_names ? x->nr_names : 1, sizeof(*x->info));
+	if (!x->funcs || !x->info) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -905,6 +941,22 @@ static int resolve_opts(const struct bpfstash_resolve_opts *uopts, struct bpfsta
 	return o->clock > BPFSTASH_CLOCK_REALTIME ? -EINVAL : 0;
 }
 
+/* Append @c to @cands: 0 or -ENOMEM. */
+static int cand_push(struct bpfstash_candidates *cands, const struct bpfstash_candidate *c)
+{
+	if (cands->n == cands->cap) {
+		size_t cap = cands->cap ? 2 * cands->cap : 4;
+		struct bpfstash_candidate *v = realloc(cands->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		cands->v = v;
+		cands->cap = cap;
+	}
+	cands->v[cands->n++] = *c;
+	return 0;
+}
+
 static int index_query(struct bpfstash_index *x, const struct query *q,
 		       const struct bpfstash_resolve_opts *uopts, struct bpfstash_entry **out,
 		       struct bpfstash_location *loc, struct bpfstash_candidates **cands_out)
@@ -932,15 +984,44 @@ static int index_query(struct bpfstash_index *x, const struct query *q,
 		return err;
 	}
 	for (i = 0; i < nr; i++) {
+		const struct bst_ientry *in = &x->info[rows[i]->entry];
 		const struct bpfstash_meta *m;
 		struct bpfstash_candidate c = {};
 		const char *name = x->names[rows[i]->entry];
 
+		c.addr = q->symbol ? rows[i]->addr + q->addr : q->addr;
+		c.func = rows[i]->func;
+		/*
+		 * An entry that was unloaded when the index was read, and not
+		 * loaded at the time asked (or of another boot): a candidate
+		 * that does not match, as the index has it, without loading
+		 * it.  The JIT gives one address to many programs in turn, so
+		 * these are most of them.
+		 */
+		if (o.clock != BPFSTASH_CLOCK_NONE && in->known && !in->loaded) {
+			memcpy(c.hash, name, BPFSTASH_HEX_LEN);
+			memcpy(c.prog_name, in->prog_name, sizeof(in->prog_name));
+			c.prog_name[sizeof(c.prog_name) - 1] = '\0';
+			c.prog_id = in->prog_id;
+			c.load_time = in->load_time;
+			c.unload_time = in->unload_time;
+			c.load_time_real = in->load_time_real;
+			c.unload_time_real = in->unload_time_real;
+			memcpy(c.boot_id, in->boot_id, sizeof(c.boot_id));
+			if (!alive_at(&c, &o) ||
+			    (o.boot_id && memcmp(c.boot_id, o.boot_id, sizeof(c.boot_id)))) {
+				err = cand_push(cands, &c);
+				if (err)
+					goto out;
+				continue;
+			}
+			memset(&c, 0, sizeof(c));
+			c.addr = q->symbol ? rows[i]->addr + q->addr : q->addr;
+			c.func = rows[i]->func;
+		}
 		/* An entry that does not load whole is no answer. */
 		if (bpfstash_entry_load(x->stash, name, 0, &e))
 			continue;
-		c.addr = q->symbol ? rows[i]->addr + q->addr : q->addr;
-		c.func = rows[i]->func;
 		if (bpfstash_entry_resolve(e, c.addr, &l)) {
 			bpfstash_entry_free(e);
 			continue;
@@ -959,19 +1040,11 @@ static int index_query(struct bpfstash_index *x, const struct query *q,
 		memcpy(c.boot_id, m->boot_id, sizeof(c.boot_id));
 		c.at_time = (o.clock == BPFSTASH_CLOCK_NONE || alive_at(&c, &o)) &&
 			    (!o.boot_id || !memcmp(c.boot_id, o.boot_id, sizeof(c.boot_id)));
-		if (cands->n == cands->cap) {
-			size_t cap = cands->cap ? 2 * cands->cap : 4;
-			struct bpfstash_candidate *v = realloc(cands->v, cap * sizeof(*v));
-
-			if (!v) {
-				bpfstash_entry_free(e);
-				err = -ENOMEM;
-				goto out;
-			}
-			cands->v = v;
-			cands->cap = cap;
+		err = cand_push(cands, &c);
+		if (err) {
+			bpfstash_entry_free(e);
+			goto out;
 		}
-		cands->v[cands->n++] = c;
 		if (c.at_time && !nmatch++) {
 			best = e;
 			best_loc = l;
