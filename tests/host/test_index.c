@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "libbpfstash.h"
@@ -289,6 +291,45 @@ static void test_copy_index_ignored(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The one-open reader: the whole file, and a file longer than it says refused. */
+static void test_read_index_file(void **state)
+{
+	char dir[] = "/tmp/bpfstash-index-XXXXXX", path[64];
+	size_t size, got;
+	void *want = slurp(VECTORS "/index", &size), *buf;
+	int fd = open(VECTORS, O_RDONLY | O_DIRECTORY);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	assert_int_equal(bst_read_index_file(fd, &buf, &got), 0);
+	assert_int_equal(got, size);
+	assert_memory_equal(buf, want, size);
+	free(buf);
+	close(fd);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/index", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fwrite(want, 1, size, f);
+	fputc(0, f);		/* one byte more than the header says */
+	fclose(f);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(bst_read_index_file(fd, &buf, &got), 0);
+	assert_int_equal(got, size + 1);
+	assert_int_equal(bst_index_file_check(buf, got, &(struct bst_index_file){}), -EBADMSG);
+	free(buf);
+	f = fopen(path, "w");
+	fwrite(want, 1, 40, f);	/* not even a header */
+	fclose(f);
+	assert_int_equal(bst_read_index_file(fd, &buf, &got), -EBADMSG);
+	assert_non_null(strstr(bpfstash_error_detail(), "too short for a header"));
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+	free(want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_grown_records_read),
 		cmocka_unit_test(test_damage_refused),
 		cmocka_unit_test(test_copy_index_ignored),
+		cmocka_unit_test(test_read_index_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1037,7 +1037,7 @@ static int scan_index(struct bpfstash_agent *a, enum bpfstash_agent_source sourc
 
 	if (!a->stash->mounted)
 		return 0;
-	err = bst_read_file_at(a->stash->dirfd, ".", "index", BST_INDEX_MAX, &buf, &size);
+	err = bst_read_index_file(a->stash->dirfd, &buf, &size);
 	if (err)
 		return err == -ENOMEM ? err : 0;
 	if (bst_index_file_check(buf, size, &f)) {

@@ -117,6 +117,8 @@ struct bst_index_file {
 };
 
 int bst_index_file_check(const void *buf, size_t size, struct bst_index_file *f);
+/* The root's index file of the mounted stash @dirfd, read whole from one open. */
+int bst_read_index_file(int dirfd, void **buf, size_t *size);
 
 static inline const struct bpfstash_index_entry *
 bst_index_file_entry(const struct bst_index_file *f, uint32_t i)

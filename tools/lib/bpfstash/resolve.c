@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -698,7 +699,7 @@ static int index_read_file(struct bpfstash_index *x)
 
 	if (!x->stash->mounted)
 		return 0;	/* a copy: an "index" file in it says nothing */
-	err = bst_read_file_at(x->stash->dirfd, ".", "index", BST_INDEX_MAX, &buf, &size);
+	err = bst_read_index_file(x->stash->dirfd, &buf, &size);
 	if (err)
 		return err == -ENOMEM ? err : 0;	/* an older kernel: no file */
 	err = index_from_file(x, buf, size);
@@ -709,6 +710,70 @@ static int index_read_file(struct bpfstash_index *x)
 		return err == -ENOMEM ? err : 0;
 	}
 	return 1;
+}
+
+int bst_read_index_file(int dirfd, void **buf, size_t *size)
+{
+	const size_t first = sizeof(struct bpfstash_index_header);
+	struct bpfstash_index_header h;
+	size_t len = 0, want;
+	uint8_t *p = NULL;
+	struct stat st;
+	ssize_t n;
+	int fd, err;
+
+	*buf = NULL;
+	*size = 0;
+	/* Of the mounted bpfstash filesystem: a regular file, made at open. */
+	fd = openat(dirfd, "index", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		err = bst_bad("index: not a regular file");
+		goto out;
+	}
+	/* The header says the size: one allocation, one copy. */
+	want = first;
+	for (;;) {
+		n = read(fd, len < first ? (uint8_t *)&h + len : p + len, want - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			goto out;
+		}
+		len += n;
+		if (!n || len == want) {
+			if (len < want && len < first) {
+				err = bst_bad("index: %zu bytes, too short for a header", len);
+				goto out;
+			}
+			if (p)
+				break;
+			want = le64toh(h.size);
+			if (want < first || want > BST_INDEX_MAX) {
+				err = bst_bad("index: its header says %zu bytes", want);
+				goto out;
+			}
+			p = malloc(want + 1);
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
+			memcpy(p, &h, first);
+			want++;		/* one byte more: the end must come there */
+			if (!n)
+				break;
+		}
+	}
+	*buf = p;
+	*size = len;
+	p = NULL;
+	err = 0;
+out:
+	free(p);
+	close(fd);
+	return err;
 }
 
 /* The generation the stash's stats file says, or 0. */
@@ -764,15 +829,8 @@ int bpfstash_index_refresh(struct bpfstash_index *x)
 			goto fail;
 	}
 sort:
-	x->by_name = malloc((x->nr_rows ? x->nr_rows : 1) * sizeof(*x->by_name));
-	if (!x->by_name) {
-		err = -ENOMEM;
-		goto fail;
-	}
+	/* By name only when a symbol is first looked up: decode may never. */
 	qsort(x->rows, x->nr_rows, sizeof(*x->rows), cmp_row_addr);
-	for (i = 0; i < x->nr_rows; i++)
-		x->by_name[i] = &x->rows[i];
-	qsort(x->by_name, x->nr_rows, sizeof(*x->by_name), cmp_row_name);
 	return 0;
 fail:
 	index_clear(x);
@@ -941,6 +999,22 @@ static int resolve_opts(const struct bpfstash_resolve_opts *uopts, struct bpfsta
 	return o->clock > BPFSTASH_CLOCK_REALTIME ? -EINVAL : 0;
 }
 
+/* The rows by kallsyms name, made at the first lookup of a symbol. */
+static int index_by_name(struct bpfstash_index *x)
+{
+	size_t i;
+
+	if (x->by_name)
+		return 0;
+	x->by_name = malloc((x->nr_rows ? x->nr_rows : 1) * sizeof(*x->by_name));
+	if (!x->by_name)
+		return -ENOMEM;
+	for (i = 0; i < x->nr_rows; i++)
+		x->by_name[i] = &x->rows[i];
+	qsort(x->by_name, x->nr_rows, sizeof(*x->by_name), cmp_row_name);
+	return 0;
+}
+
 /* Append @c to @cands: 0 or -ENOMEM. */
 static int cand_push(struct bpfstash_candidates *cands, const struct bpfstash_candidate *c)
 {
@@ -975,6 +1049,8 @@ static int index_query(struct bpfstash_index *x, const struct query *q,
 	err = resolve_opts(uopts, &o);
 	if (err)
 		return err;
+	if (q->symbol && index_by_name(x))
+		return -ENOMEM;
 	cands = calloc(1, sizeof(*cands));
 	if (!cands)
 		return -ENOMEM;
