@@ -25,7 +25,7 @@ else
 Q := @
 endif
 
-.PHONY: all deps tree kernel kernel-debug kernel-bench bpftool perf perf-base tests selftests libbpfstash tools headers \
+.PHONY: all deps tree kernel kernel-debug kernel-bench kernel-arm64 check-arm64 bpftool perf perf-base tests selftests libbpfstash tools headers \
 	check check-host check-guest demo bench series deb deb-check clean distclean help
 
 all: kernel-debug bpftool tests
@@ -48,6 +48,17 @@ kernel-debug: tree
 
 kernel-bench: tree
 	$(Q)JOBS=$(JOBS) $(TOP)/scripts/build-kernel.sh bench
+
+# The arm64 debug kernel, cross-built, for qemu-system-aarch64 -M virt.
+kernel-arm64: tree
+	$(Q)$(TOP)/scripts/deps.sh arm64
+	$(Q)JOBS=$(JOBS) $(TOP)/scripts/build-kernel.sh arm64
+
+# arm64, not yet part of make check: the debug kernel boots in
+# qemu-system-aarch64 (TCG), runs the store's KUnit tests, and a static
+# arm64 program (tests/arm64/smoke.c) checks an entry against bpf().
+check-arm64: kernel-arm64
+	$(Q)$(TOP)/scripts/check-arm64.sh
 
 # bpftool from the same tree, with its LLVM disassembler (Debian's has none).
 # No vmlinux BTF is needed: the skeleton-based features are off.

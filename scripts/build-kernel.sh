@@ -9,12 +9,17 @@
 #   scripts/build-kernel.sh um      the pristine 6.12 as user-mode Linux
 #                                   (ARCH=um, build/kernel-um/linux): its
 #                                   verifier at the host CPU's own speed
+#   scripts/build-kernel.sh arm64   the debug kernel for arm64, cross-built
+#                                   (aarch64-linux-gnu-gcc), for
+#                                   qemu-system-aarch64 -M virt
 #   scripts/build-kernel.sh FLAVOUR bindeb-pkg
 #                                   then a Debian package of it (make
 #                                   bindeb-pkg) in build/deb/
 #
-# The kernel is configured from allnoconfig plus configs/base.config and
-# configs/<flavour>.config (um: ARCH=um's defconfig plus configs/um.config),
+# The kernel is configured from allnoconfig plus configs/base.config, the
+# architecture's configs/x86.config or configs/arm64.config, and
+# configs/<flavour>.config (arm64: debug.config; um: ARCH=um's defconfig
+# plus configs/um.config),
 # and every option of the fragments is checked in the final .config:
 # Kconfig silently drops an option whose dependencies are missing.
 # Objects go to build/kernel-<flavour>, so both kernels share one
@@ -33,12 +38,22 @@ say() { echo "build-kernel: $*" >&2; }
 
 config=$flavour
 arch=
+archfrag=x86
+cross=
 target=bzImage
 image=arch/x86/boot/bzImage
 case $flavour in
 um)	arch=um
 	target=linux
 	image=linux ;;
+arm64)	arch=arm64
+	archfrag=arm64
+	config=debug
+	cross=aarch64-linux-gnu-
+	command -v ${cross}gcc > /dev/null ||
+		die "${cross}gcc not found; run scripts/deps.sh (package gcc-aarch64-linux-gnu)"
+	target=Image
+	image=arch/arm64/boot/Image ;;
 esac
 if [ "$flavour" = base ] || [ "$flavour" = um ]; then
 	# Debian's source as shipped: no bpfstash, no overlay (um: one fix
@@ -69,8 +84,10 @@ fi
 [ -f "$top/configs/$config.config" ] || die "no configs/$config.config"
 [ -f "$tree/Makefile" ] || die "$tree is not prepared; run scripts/prepare-tree.sh"
 
-cc=gcc
-command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
+cc=${cross}gcc
+command -v ccache >/dev/null 2>&1 && cc="ccache ${cross}gcc"
+# What a cross build adds to every make of the tree (no spaces inside).
+xvars=${cross:+ARCH=$arch CROSS_COMPILE=$cross}
 # Fixed build metadata so that ccache hits survive a rebuild of init/version.c.
 export KBUILD_BUILD_TIMESTAMP="1970-01-01" KBUILD_BUILD_USER=bpfstash KBUILD_BUILD_HOST=build
 
@@ -81,7 +98,7 @@ if ! flock -n 9; then
 	say "another build of ${out#"$top"/} is running; waiting for it"
 	flock 9
 fi
-frags="$top/configs/base.config $top/configs/$config.config"
+frags="$top/configs/base.config $top/configs/$archfrag.config $top/configs/$config.config"
 [ "$flavour" = um ] && frags=$top/configs/$config.config
 if [ "$flavour" = base ]; then
 	grep -hv BPFSTASH $frags > "$out/fragments.config"
@@ -90,7 +107,7 @@ fi
 stamp=$(cat $frags | sha256sum | cut -c1-16)
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.bpfstash-config" 2>/dev/null)" != "$stamp" ]; then
 	say "configuring $flavour kernel in ${out#"$top"/}"
-	if [ -n "$arch" ]; then
+	if [ "$flavour" = um ]; then
 		make -s -C "$tree" O="$out" ARCH="$arch" CC="$cc" defconfig
 		# The fragment's options replace defconfig's (no "override" noise).
 		for opt in $(grep -ho '^CONFIG_[A-Z0-9_]*' $frags); do
@@ -100,7 +117,8 @@ if [ ! -f "$out/.config" ] || [ "$(cat "$out/.bpfstash-config" 2>/dev/null)" != 
 		make -s -C "$tree" O="$out" ARCH="$arch" CC="$cc" olddefconfig
 	else
 		cat $frags > "$out/allno.config"
-		make -s -C "$tree" O="$out" CC="$cc" KCONFIG_ALLCONFIG="$out/allno.config" allnoconfig
+		make -s -C "$tree" O="$out" $xvars CC="$cc" KCONFIG_ALLCONFIG="$out/allno.config" \
+			allnoconfig
 	fi
 	# Every option the fragments ask for must have survived.
 	bad=0
@@ -123,7 +141,8 @@ fi
 
 say "building $flavour kernel (-j$jobs; about 8 min cold, seconds when little changed)"
 start=$(date +%s)
-if ! make -s -C "$tree" O="$out" ${arch:+ARCH=$arch} CC="$cc" -j"$jobs" $target > "$out/build.log" 2>&1; then
+if ! make -s -C "$tree" O="$out" ${arch:+ARCH=$arch} ${cross:+CROSS_COMPILE=$cross} CC="$cc" \
+	-j"$jobs" $target > "$out/build.log" 2>&1; then
 	grep -E 'error|Error|warning:' "$out/build.log" | head -50 >&2
 	die "kernel build failed; full log in ${out#"$top"/}/build.log"
 fi

@@ -23,6 +23,9 @@ dpkg-dev debhelper lintian mmdebstrap linux-config-6.12 jq e2fsprogs
 libbpf-tools bpftrace linux-perf
 "
 
+# "deps.sh arm64": also what the arm64 kernel and its guest need.
+[ "${1:-}" = arm64 ] && PKGS="$PKGS gcc-aarch64-linux-gnu qemu-system-arm"
+
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
