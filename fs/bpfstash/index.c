@@ -152,8 +152,7 @@ static struct bpfstash_index_buf *bpfstash_index_make(void)
 	u32 nr;
 
 	for (tries = 0; tries < BPFSTASH_INDEX_TRIES; tries++) {
-		if (!IS_ERR_OR_NULL(buf))
-			kvfree(buf);
+		kvfree(buf);	/* the last try's: never an error here */
 		v = bpfstash_store_entries(&nr, &gen);
 		if (!v)
 			return ERR_PTR(-ENOMEM);

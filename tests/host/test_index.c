@@ -24,11 +24,11 @@
 
 #define VECTORS FIXTURES "/../vectors"
 
-static void *slurp(const char *path, size_t *size)
+/* All of @f, which is closed by @close. */
+static void *read_stream(FILE *f, int (*close)(FILE *), size_t *size)
 {
 	size_t cap = 4096, len = 0, n;
 	char *p = malloc(cap);
-	FILE *f = fopen(path, "rb");
 
 	assert_non_null(f);
 	assert_non_null(p);
@@ -39,28 +39,20 @@ static void *slurp(const char *path, size_t *size)
 			assert_non_null(p);
 		}
 	}
-	fclose(f);
+	assert_int_equal(close(f), 0);
 	*size = len;
 	return p;
 }
 
+static void *slurp(const char *path, size_t *size)
+{
+	return read_stream(fopen(path, "rb"), fclose, size);
+}
+
+/* What @cmd prints; it must succeed. */
 static void *run(const char *cmd, size_t *size)
 {
-	size_t cap = 4096, len = 0, n;
-	char *p = malloc(cap);
-	FILE *f = popen(cmd, "r");
-
-	assert_non_null(f);
-	while ((n = fread(p + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len == cap) {
-			p = realloc(p, cap *= 2);
-			assert_non_null(p);
-		}
-	}
-	assert_int_equal(pclose(f), 0);
-	*size = len;
-	return p;
+	return read_stream(popen(cmd, "r"), pclose, size);
 }
 
 /* The vectors are what mkindex makes of the entries now. */
