@@ -28,8 +28,14 @@ out=$top/build/check
 mkdir -p "$out"
 : > "$out/results"
 start=$(date +%s)
+# What came before (make's builds of the kernels, perf and the tests, on a
+# fresh machine), as the machine's uptime tells it.
+echo "make check: the tests start at $(cut -d. -f1 /proc/uptime) s of the machine's uptime"
 
-phase() { printf '\n== %s\n' "$*"; }
+# Each phase's header says when it began, in seconds since make check's
+# own start (the builds make did before are not counted): a run cut short
+# still shows where its time went.
+phase() { printf '\n== [%s s] %s\n' "$(($(date +%s) - start))" "$*"; }
 
 # A part that runs on the host: scripts/$3, titled $1, its log
 # build/check/$2.log, the lines matching $4 shown and every result kept;
