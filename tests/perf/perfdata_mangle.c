@@ -4,6 +4,7 @@
  * file, for the robustness tests of perf report.
  *
  *   perfdata_mangle corrupt|unhash IN OUT [EVERY]
+ *   perfdata_mangle strip IN OUT
  *
  * Of the programs named by MMAP3 records (distinct hashes, in the order
  * they first appear), every EVERY-th (default 10) is affected, all its
@@ -14,7 +15,11 @@
  *            becomes a PERF_RECORD_HEADER_EVENT_TYPE, which perf skips,
  *            so the stream stays readable); flagged stashed with no hash;
  *   unhash   well-formed records whose hash is flipped, so that no store
- *            has an entry by that name.
+ *            has an entry by that name;
+ *   strip    no record changed: the header's feature bit 255 cleared, so
+ *            that the file is the one a perf without bpfstash would have
+ *            written of the same stream (the feature's section is the last
+ *            of the table: the others are found where they were).
  *
  * The records are those of the data section (a pipe's recording) and those
  * perf record keeps in the header (HEADER_BPFSTASH_MMAP3, feature bit 255),
@@ -151,9 +156,11 @@ int main(int argc, char **argv)
 	size_t size, off, end;
 	FILE *in, *out;
 
-	if (argc < 4 || (strcmp(argv[1], "corrupt") && strcmp(argv[1], "unhash")) ||
-	    (argc > 4 && !strtoul(argv[4], NULL, 0))) {
-		fprintf(stderr, "usage: perfdata_mangle corrupt|unhash IN OUT [EVERY]\n");
+	if (argc < 4 || (strcmp(argv[1], "corrupt") && strcmp(argv[1], "unhash") &&
+			 strcmp(argv[1], "strip")) ||
+	    (argc > 4 && (!strcmp(argv[1], "strip") || !strtoul(argv[4], NULL, 0)))) {
+		fprintf(stderr, "usage: perfdata_mangle corrupt|unhash IN OUT [EVERY]\n"
+				"       perfdata_mangle strip IN OUT\n");
 		return 64;
 	}
 	corrupt = !strcmp(argv[1], "corrupt");
@@ -181,6 +188,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (!strcmp(argv[1], "strip")) {
+		__u64 bit = 1ULL << (FEAT_MMAP3 % 64);
+
+		if (!(fh.features[FEAT_MMAP3 / 64] & bit)) {
+			fprintf(stderr, "perfdata_mangle: %s has no feature %d to strip\n",
+				argv[2], FEAT_MMAP3);
+			return 1;
+		}
+		fh.features[FEAT_MMAP3 / 64] &= ~bit;
+		memcpy(buf, &fh, sizeof(fh));
+		goto write;
+	}
+
 	/* The header's records first: the order perf replays them in. */
 	if (mangle_header(buf, size, &fh)) {
 		fprintf(stderr, "perfdata_mangle: %s: the header's MMAP3 section is malformed\n",
@@ -200,10 +220,15 @@ int main(int argc, char **argv)
 		off += rec;
 	}
 
+write:
 	out = fopen(argv[3], "wb");
 	if (!out || fwrite(buf, 1, size, out) != size || fclose(out)) {
 		perror(argv[3]);
 		return 1;
+	}
+	if (!strcmp(argv[1], "strip")) {
+		fprintf(stderr, "perfdata_mangle: strip: feature %d cleared\n", FEAT_MMAP3);
+		return 0;
 	}
 	for (off = 0, end = 0; off < nr_hashes; off++)
 		end += printed[off] != 0;
