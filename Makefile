@@ -25,7 +25,7 @@ else
 Q := @
 endif
 
-.PHONY: all deps tree kernel kernel-debug kernel-bench kernel-arm64 check-arm64 bpftool perf perf-base tests selftests libbpfstash tools headers \
+.PHONY: all deps tree kernel kernel-debug kernel-bench kernel-arm64 arm64-userland check-arm64 bpftool perf perf-base tests selftests libbpfstash tools headers \
 	check check-host check-guest demo bench series deb deb-check clean distclean help
 
 all: kernel-debug bpftool tests
@@ -54,10 +54,16 @@ kernel-arm64: tree
 	$(Q)$(TOP)/scripts/deps.sh arm64
 	$(Q)JOBS=$(JOBS) $(TOP)/scripts/build-kernel.sh arm64
 
-# arm64, not yet part of make check: the debug kernel boots in
-# qemu-system-aarch64 (TCG), runs the store's KUnit tests, and a static
-# arm64 program (tests/arm64/smoke.c) checks an entry against bpf().
-check-arm64: kernel-arm64
+# The arm64 guest's userland: Debian 12's arm64 packages as its root, the
+# suites and libbpfstash cross-built (scripts/arm64-userland.sh).
+arm64-userland: tree tests
+	$(Q)$(TOP)/scripts/deps.sh arm64
+	$(Q)$(TOP)/scripts/arm64-userland.sh
+
+# Every arm64 suite (tests/guest/SUITES.arm64) in the arm64 debug kernel
+# under qemu-system-aarch64 (TCG), after the store's KUnit tests at boot;
+# make check runs KUnit, stash and mmap3 there.
+check-arm64: kernel-arm64 arm64-userland
 	$(Q)$(TOP)/scripts/check-arm64.sh
 
 # bpftool from the same tree, with its LLVM disassembler (Debian's has none).

@@ -922,24 +922,39 @@ static void bpfstash_test_snapshot_funcs(struct kunit *test)
 	for (i = 0, names = 0, offset = 0; i < nr; i++) {
 		static const u8 nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 		static const u8 endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+		static const u8 a64_nop[] = { 0x1f, 0x20, 0x03, 0xd5 };
+		static const u8 a64_mov_x9_lr[] = { 0xc9, 0x03, 0x00, 0x91 };
 		struct bpfstash_func *rec = (struct bpfstash_func *)want + i;
 		const struct bpf_prog *f = progs[i];
-		/* x86-64: the entry patch site, a nop of 5, after ENDBR if any */
+		/*
+		 * The entry patch site: on x86-64 a nop of 5, after ENDBR if
+		 * any; on arm64 the nop after [bti jc,] mov x9, lr.
+		 */
 		u32 entry = f->jited_len >= 9 && !memcmp(f->bpf_func, endbr, 4) ? 4 : 0;
 		bool poke = IS_ENABLED(CONFIG_X86_64) && f->jited_len >= entry + 5;
+		const u8 *site = nop5;
+		u32 site_len = sizeof(nop5);
+
+		if (IS_ENABLED(CONFIG_ARM64)) {
+			entry = IS_ENABLED(CONFIG_ARM64_BTI_KERNEL) ? 8 : 4;
+			poke = f->jited_len >= entry + 4 &&
+			       !memcmp((const u8 *)f->bpf_func + entry - 4, a64_mov_x9_lr, 4);
+			site = a64_nop;
+			site_len = sizeof(a64_nop);
+		}
 
 		rec->addr = cpu_to_le64((unsigned long)f->bpf_func);
 		rec->len = cpu_to_le32(f->jited_len);
 		rec->offset = cpu_to_le32(offset);
 		rec->name_off = cpu_to_le32(names);
 		rec->entry_poke_off = cpu_to_le16(poke ? entry : 0);
-		rec->entry_poke_len = cpu_to_le16(poke ? 5 : 0);
+		rec->entry_poke_len = cpu_to_le16(poke ? site_len : 0);
 		memcpy(rec->tag, f->tag, sizeof(rec->tag));
 		n = strlen(f->aux->ksym.name) + 1;
 		memcpy(want + nr * sizeof(*rec) + names, f->aux->ksym.name, n);
 		memcpy(jited + offset, f->bpf_func, f->jited_len);
 		if (poke)
-			memcpy(jited + offset + entry, nop5, 5);
+			memcpy(jited + offset + entry, site, site_len);
 		names += n;
 		offset += f->jited_len;
 	}

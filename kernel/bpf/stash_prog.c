@@ -165,27 +165,53 @@ VISIBLE_IF_KUNIT void bpfstash_prog_sizes(const struct bpf_prog *prog, struct bp
  * the function puts its call, and for each direct tail call the jump past
  * the call (while the slot is empty) and the nop that becomes a jump to
  * its target (emit_prologue(), emit_bpf_tail_call_direct(),
- * bpf_arch_poke_desc_update()).  The entry holds them as emitted, never
- * as the copy caught them (a poke in flight has an int3 in its first
- * byte), and says where they are: the entry's in each funcs record, the
- * tail calls' in the pokes file.
+ * bpf_arch_poke_desc_update()).  On arm64: the nop after "mov x9, lr" (and
+ * BTI) at the function's entry, where a trampoline's "bl" goes
+ * (build_prologue(), POKE_OFFSET); its tail calls are indirect, never
+ * poked.  The entry holds them as emitted, never as the copy caught them
+ * (a poke in flight has an int3 in its first byte on x86), and says where
+ * they are: the entry's in each funcs record, the tail calls' in the pokes
+ * file.
  */
 #define BPFSTASH_POKE_LEN	5
 
 static const u8 bpfstash_nop5[BPFSTASH_POKE_LEN] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+#if defined(CONFIG_X86_64)
 static const u8 bpfstash_endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+#define BPFSTASH_ENTRY_SITE	bpfstash_nop5
+#elif defined(CONFIG_ARM64)
+/* A64 instructions, which are little-endian whatever the data's order. */
+#define BPFSTASH_A64_INSN	4
+static const u8 bpfstash_a64_nop[BPFSTASH_A64_INSN] = { 0x1f, 0x20, 0x03, 0xd5 };
+static const u8 bpfstash_a64_mov_x9_lr[BPFSTASH_A64_INSN] = { 0xc9, 0x03, 0x00, 0x91 };
+#define BPFSTASH_ENTRY_SITE	bpfstash_a64_nop
+#else
+#define BPFSTASH_ENTRY_SITE	bpfstash_nop5
+#endif
+#define BPFSTASH_SITE_LEN	sizeof(BPFSTASH_ENTRY_SITE)
 
 /* Where function @f's entry patch site is, or -1 where it has none. */
 static int bpfstash_entry_poke(const struct bpf_prog *f)
 {
+#if defined(CONFIG_X86_64)
 	u32 off = 0;
 
-	if (!IS_ENABLED(CONFIG_X86_64))
-		return -1;
-	if (f->jited_len >= sizeof(bpfstash_endbr64) + BPFSTASH_POKE_LEN &&
+	if (f->jited_len >= sizeof(bpfstash_endbr64) + BPFSTASH_SITE_LEN &&
 	    !memcmp(f->bpf_func, bpfstash_endbr64, sizeof(bpfstash_endbr64)))
 		off = sizeof(bpfstash_endbr64);
-	return f->jited_len >= off + BPFSTASH_POKE_LEN ? off : -1;
+	return f->jited_len >= off + BPFSTASH_SITE_LEN ? off : -1;
+#elif defined(CONFIG_ARM64)
+	/* [bti jc,] mov x9, lr (add x9, x30, #0), nop: the site follows the mov. */
+	u32 off = (IS_ENABLED(CONFIG_ARM64_BTI_KERNEL) ? 2 : 1) * BPFSTASH_A64_INSN;
+	const u8 *code = (const u8 *)f->bpf_func;
+
+	if (f->jited_len < off + BPFSTASH_SITE_LEN ||
+	    memcmp(code + off - BPFSTASH_A64_INSN, bpfstash_a64_mov_x9_lr, BPFSTASH_A64_INSN))
+		return -1;
+	return off;
+#else
+	return -1;
+#endif
 }
 
 /*
@@ -203,9 +229,9 @@ static void bpfstash_write_func_image(struct bpfstash_writer *w, const struct bp
 	}
 	if (entry)
 		bpfstash_write(w, src, entry);
-	bpfstash_write(w, bpfstash_nop5, BPFSTASH_POKE_LEN);
-	bpfstash_write_image(w, src + entry + BPFSTASH_POKE_LEN,
-			     f->jited_len - entry - BPFSTASH_POKE_LEN);
+	bpfstash_write(w, BPFSTASH_ENTRY_SITE, BPFSTASH_SITE_LEN);
+	bpfstash_write_image(w, src + entry + BPFSTASH_SITE_LEN,
+			     f->jited_len - entry - BPFSTASH_SITE_LEN);
 }
 
 /* Whether @poke is a direct tail call in function @i of @prog. */
@@ -348,7 +374,7 @@ VISIBLE_IF_KUNIT int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr
 			r->offset = cpu_to_le32(offset);
 			r->name_off = cpu_to_le32(name_off);
 			r->entry_poke_off = cpu_to_le16(entry < 0 ? 0 : entry);
-			r->entry_poke_len = cpu_to_le16(entry < 0 ? 0 : BPFSTASH_POKE_LEN);
+			r->entry_poke_len = cpu_to_le16(entry < 0 ? 0 : BPFSTASH_SITE_LEN);
 			memcpy(r->tag, tag, BPFSTASH_TAG_SIZE);
 		} else {
 			struct bpfstash_func rec = {
@@ -357,7 +383,7 @@ VISIBLE_IF_KUNIT int bpfstash_snapshot_funcs(const struct bpf_prog *prog, u32 nr
 				.offset = cpu_to_le32(offset),
 				.name_off = cpu_to_le32(name_off),
 				.entry_poke_off = cpu_to_le16(entry < 0 ? 0 : entry),
-				.entry_poke_len = cpu_to_le16(entry < 0 ? 0 : BPFSTASH_POKE_LEN),
+				.entry_poke_len = cpu_to_le16(entry < 0 ? 0 : BPFSTASH_SITE_LEN),
 			};
 
 			memcpy(rec.tag, tag, BPFSTASH_TAG_SIZE);

@@ -5,7 +5,9 @@
 # the suites after it).
 # Exit status 1 if any suite failed or did not finish.
 top=${BPFSTASH_TOP:?}
-bin=$top/build/tests/guest
+# This architecture's suites (scripts/vm-run sets it: build/arm64/tests
+# on arm64).
+bin=${BPFSTASH_TESTS:-$top/build/tests}/guest
 suite_timeout=${BPFSTASH_SUITE_TIMEOUT:-900}
 rc=0
 

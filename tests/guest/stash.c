@@ -1090,7 +1090,10 @@ static int ftrace_line(__u32 id, char *line, size_t size)
  * second, with another thread updating the array all the while, each
  * entry holds the sites as emitted (a nop at each function's entry and
  * each target, a jump past the call), lists them in pokes, equals what
- * the kernel reports of the program everywhere else, and verifies.
+ * the kernel reports of the program everywhere else, and verifies.  On
+ * arm64 the entry's site is the nop after "mov x9, lr", and tail calls
+ * are indirect: the entry lists no tail call's site, and still equals the
+ * kernel's view.
  */
 struct poke_updater {
 	int map_fd, target_fd;
@@ -1140,6 +1143,18 @@ static struct bpf_object *load_tailcall(int map_fd, int *fd)
  * sites hold what the JIT emitted, everything else what the kernel
  * reports.  Returns the number of tail calls' sites found, or -1.
  */
+#if defined(__aarch64__)
+/* The nop after [bti jc,] mov x9, lr; tail calls are indirect, never poked. */
+static const __u8 entry_site[4] = { 0x1f, 0x20, 0x03, 0xd5 };
+#define ENTRY_SITE_MAX_OFF	8
+#define TAIL_CALL_SITES		0
+#else
+/* The 5-byte nop, after ENDBR or not; a direct tail call has two sites. */
+static const __u8 entry_site[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+#define ENTRY_SITE_MAX_OFF	4
+#define TAIL_CALL_SITES		2
+#endif
+
 static int check_pokes(int fd, char hex[41])
 {
 	static const __u8 nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
@@ -1167,14 +1182,14 @@ static int check_pokes(int fd, char hex[41])
 	if (!ASSERT_PTR_OK(want, "malloc"))
 		goto out;
 	memcpy(want, pi.jited, size);
-	/* Each function's entry patch site: a 5-byte nop, after ENDBR or not. */
+	/* Each function's entry patch site (entry_site above). */
 	for (i = 0; i < bpfstash_entry_nr_funcs(e); i++) {
 		const struct bpfstash_func *f = bpfstash_entry_func(e, i);
 
-		if (!ASSERT_EQ(f->entry_poke_len, 5, "an entry patch site of 5 bytes") ||
-		    !ASSERT_LE(f->entry_poke_off, 4, "at the start, or after ENDBR"))
+		if (!ASSERT_EQ(f->entry_poke_len, sizeof(entry_site), "an entry patch site") ||
+		    !ASSERT_LE(f->entry_poke_off, ENTRY_SITE_MAX_OFF, "at the function's start"))
 			goto out;
-		memcpy(want + f->offset + f->entry_poke_off, nop5, 5);
+		memcpy(want + f->offset + f->entry_poke_off, entry_site, sizeof(entry_site));
 		entry++;
 	}
 	pokes = bpfstash_entry_pokes(e, &nr);
@@ -1239,7 +1254,7 @@ static void test_pokes_tail_call(void)
 			break;
 		sites = check_pokes(fd, hex);
 		bpf_object__close(obj);
-		if (!ASSERT_EQ(sites, 2, "two tail calls' sites"))
+		if (!ASSERT_EQ(sites, TAIL_CALL_SITES, "the tail calls' sites"))
 			break;
 		loads++;
 	}
@@ -1438,7 +1453,7 @@ out:
  */
 static void check_index_vectors_tool(unsigned long long gen)
 {
-	const char *top = getenv("BPFSTASH_TOP");
+	const char *tests = getenv("BPFSTASH_TESTS");
 	size_t len, nk = 0, nt = 0, cap = 1 << 16;
 	char *cmd, *tool = NULL;
 	void *kernel = NULL;
@@ -1446,12 +1461,12 @@ static void check_index_vectors_tool(unsigned long long gen)
 	FILE *p;
 	DIR *d;
 
-	if (!top) {
-		test__skip("BPFSTASH_TOP unset: no mkindex to compare with");
+	if (!tests) {
+		test__skip("BPFSTASH_TESTS unset: no mkindex to compare with");
 		return;
 	}
 	cmd = malloc(cap);
-	len = snprintf(cmd, cap, "%s/build/tests/vectors/mkindex -g %llu " STASH_ROOT, top, gen);
+	len = snprintf(cmd, cap, "%s/vectors/mkindex -g %llu " STASH_ROOT, tests, gen);
 	d = opendir(STASH_ROOT);
 	while (d && (de = readdir(d)))
 		if (strlen(de->d_name) == 40 && len + 42 < cap)
