@@ -13,6 +13,7 @@
 #                           cross-built (tests/Makefile's "arch" goal); the
 #                           BPF programs are build/tests/progs, the same
 #                           objects on every architecture
+#   build/arm64/bpfstash    bpfstash(8), cross-built
 #
 # The root is made again only when the package list below or the project's
 # path changes (build/arm64/root.stamp); the rest is built incrementally.
@@ -26,12 +27,12 @@ say() { echo "arm64-userland: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 # What the suites run (bash, coreutils, busybox for the final reboot, bc,
-# mount, ip) and link (libbpf, libelf, zlib, OpenSSL, zstd, libarchive),
+# mount, ip, bpftool) and link (libbpf, libelf, zlib, OpenSSL, zstd, libarchive),
 # with the -dev packages the cross build compiles against.
 pkgs="libc6 bash dash coreutils grep sed gawk busybox mount bc findutils diffutils procps
-iproute2 util-linux kmod libbpf1 libelf1 zlib1g libssl3 libzstd1 libarchive13
+iproute2 util-linux kmod bpftool libbpf1 libelf1 zlib1g libssl3 libzstd1 libarchive13
 libc6-dev linux-libc-dev libbpf-dev libelf-dev libdw-dev zlib1g-dev libssl-dev libzstd-dev
-libarchive-dev"
+libarchive-dev libdebuginfod-dev"
 stamp="$(echo $pkgs) @ $top"
 
 command -v aarch64-linux-gnu-gcc > /dev/null || die "aarch64-linux-gnu-gcc is missing (scripts/deps.sh arm64)"
@@ -48,6 +49,8 @@ if [ ! -f "$out/root.stamp" ] || [ "$(cat "$out/root.stamp")" != "$stamp" ]; the
 	# The guest's first program: it mounts the project at its host path
 	# (a mount point made here) and runs the x86 guest's own init.
 	install -m 755 "$top/tests/vm/init-arm64" "$root/init"
+	# What update-alternatives would have made (no maintainer script ran).
+	ln -sf gawk "$root/usr/bin/awk"
 	mkdir -p "$root$top"
 	echo "$stamp" > "$out/root.stamp"
 fi
@@ -56,8 +59,10 @@ cc="aarch64-linux-gnu-gcc --sysroot=$root"
 say "uapi headers for arm64 (build/arm64/headers)"
 make -s -C "$top/build/linux" ARCH=arm64 O="$out/headers-obj" \
 	INSTALL_HDR_PATH="$out/headers" headers_install
-say "libbpfstash and the suites, cross-built (build/arm64/libbpfstash, build/arm64/tests)"
+say "libbpfstash, bpfstash(8) and the suites, cross-built (build/arm64/)"
 make -s -C "$top/tools/lib/bpfstash" TOP="$top" O="$out/libbpfstash" CC="$cc" \
 	AR=aarch64-linux-gnu-ar
+make -s -C "$top/tools/bpfstash" TOP="$top" O="$out/bpfstash" CC="$cc" \
+	LIBBPFSTASH_DIR="$out/libbpfstash"
 make -s -C "$top/tests" TOP="$top" O="$out/tests" CC="$cc" HEADERS="$out/headers/include" \
 	LIBBPFSTASH_DIR="$out/libbpfstash" arch
