@@ -120,7 +120,7 @@ check: deps kernel-debug kernel-bench bpftool perf perf-base tests selftests
 demo: deps kernel-debug bpftool perf tests
 	$(Q)$(TOP)/scripts/demo.sh
 
-# The kernel, perf and fault-injection series as git format-patch writes
+# The kernel, perf and the two fixes' series as git format-patch writes
 # them, from patches/ and this repository's files, onto a git repository of
 # the pristine tree (build/series/linux); checkpatch.pl --strict on each.
 series: deps

@@ -27,10 +27,11 @@ say() { echo "arm64-userland: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 # What the suites run (bash, coreutils, busybox for the final reboot, bc,
-# mount, ip, bpftool) and link (libbpf, libelf, zlib, OpenSSL, zstd, libarchive),
+# mount, ip, bpftool, and libbpf-tools and bpftrace for the kinds suite's
+# programs written elsewhere) and link (libbpf, libelf, zlib, OpenSSL, zstd, libarchive),
 # with the -dev packages the cross build compiles against.
 pkgs="libc6 bash dash coreutils grep sed gawk busybox mount bc findutils diffutils procps
-iproute2 util-linux kmod bpftool libbpf1 libelf1 zlib1g libssl3 libzstd1 libarchive13
+iproute2 util-linux kmod bpftool libbpf-tools bpftrace libbpf1 libelf1 zlib1g libssl3 libzstd1 libarchive13
 libc6-dev linux-libc-dev libbpf-dev libelf-dev libdw-dev zlib1g-dev libssl-dev libzstd-dev
 libarchive-dev libdebuginfod-dev"
 stamp="$(echo $pkgs) @ $top"
@@ -40,7 +41,7 @@ command -v mmdebstrap > /dev/null || die "mmdebstrap is missing (scripts/deps.sh
 mkdir -p "$out"
 
 if [ ! -f "$out/root.stamp" ] || [ "$(cat "$out/root.stamp")" != "$stamp" ]; then
-	say "unpacking Debian 12's arm64 packages into build/arm64/root (about 30 s)"
+	say "unpacking Debian 12's arm64 packages into build/arm64/root (about a minute)"
 	rm -rf "$root" "$out/root.stamp"
 	# shellcheck disable=SC2086
 	mmdebstrap --quiet --variant=extract --arch=arm64 --include="$(echo $pkgs | tr ' ' ',')" \

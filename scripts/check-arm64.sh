@@ -20,6 +20,7 @@ mkdir -p "$out"
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || mapfile -t suites < <(grep -v '^#' "$top/tests/guest/SUITES.arm64" | tr ' ' '\n' | grep .)
 start=$(date +%s)
+rm -rf "$out/guest/cross"
 "$top/scripts/vm-run" -k arm64 -q -o "$out/guest" -t "${GUEST_TIMEOUT:-2400}" -- \
 	"$top/tests/guest/run-suites.sh" "${suites[@]}" > "$out/vm-run.log" 2>&1
 rc=$?

@@ -12,14 +12,17 @@
 #   3. the Debian packages (scripts/build-deb.sh --bench), installed into a
 #      Debian 12 system that QEMU boots from its own disk
 #      (scripts/check-deb.sh);
-#   4. the results: each test's PASS/FAIL/SKIP line, then
+#   4. the arm64 debug kernel (built in the background meanwhile) in
+#      qemu-system-aarch64: KUnit at boot, the stash and mmap3 suites in
+#      Debian 12's arm64 userland (scripts/check-arm64.sh);
+#   5. the results: each test's PASS/FAIL/SKIP line, then
 #      "N passed, N failed, N skipped".
 #
 # Environment: SUITES="smoke stash" runs only those guest suites on the
 # debug kernel ("suite:test1,test2" runs single tests) and skips the bench
 # kernel's; HOST=0 or GUEST=0 skips a half; SERIES=0 skips the series;
 # DEB=0 skips the packages and the install test; STATIC=0 skips sparse
-# and the i386 build;
+# and the i386 build; ARM64=0 skips arm64;
 # BENCH_SUITES=0 skips the bench kernel's boot.
 set -uo pipefail
 
@@ -102,6 +105,21 @@ run_guest() {
 		fi
 	fi
 }
+
+# The arm64 kernel and userland are built in the background from here, at
+# the lowest priority: while the x86 guests run, a core is often idle
+# (a suite waits on one vCPU), and that is when they build.  Their phase
+# (5) waits for them.  ARM64=0 skips arm64.
+arm64_build=""
+if [ "${GUEST:-1}" = 1 ] && [ "${ARM64:-1}" = 1 ] && [ -z "${SUITES:-}" ]; then
+	(
+		nice -n 19 "$top/scripts/deps.sh" arm64 &&
+		JOBS=${JOBS:-$(nproc)} nice -n 19 "$top/scripts/build-kernel.sh" arm64 &&
+		nice -n 19 "$top/scripts/arm64-userland.sh"
+	) > "$out/arm64-build.log" 2>&1 &
+	arm64_build=$!
+	arm64_start=$(date +%s)
+fi
 
 if [ "${GUEST:-1}" = 1 ]; then
 	phase "debug kernel in QEMU: KUnit, then ${SUITES:-tests/guest/SUITES}"
@@ -194,7 +212,25 @@ if [ "${GUEST:-1}" = 1 ] && [ "${DEB:-1}" = 1 ] && [ -z "${SUITES:-}" ]; then
 	echo "Debian packages and install test: $(($(date +%s) - dstart)) s"
 fi
 
-# 5. Summary.
+# 5. arm64: the debug kernel in qemu-system-aarch64 (TCG), KUnit at boot,
+# then the stash and mmap3 suites in Debian 12's arm64 userland
+# (make check-arm64 runs every arm64 suite, tests/guest/SUITES.arm64).
+if [ -n "$arm64_build" ]; then
+	phase "arm64 debug kernel in QEMU (TCG): KUnit, stash, mmap3 (scripts/check-arm64.sh)"
+	t0=$(date +%s)
+	if wait "$arm64_build"; then
+		echo "arm64: kernel and userland built in the background in $((t0 - arm64_start)) s, waited $(($(date +%s) - t0)) s more"
+		"$top/scripts/check-arm64.sh" stash mmap3 | tee "$out/arm64.log" |
+			grep -E '^(PASS|FAIL|SKIP) |^  arm64\.|^arm64 '
+		grep -E '^(PASS|FAIL|SKIP) ' "$out/arm64.log" >> "$out/results"
+	else
+		echo "FAIL arm64.build: $(grep -E 'error|build-kernel:|arm64-userland:|deps:' "$out/arm64-build.log" |
+			tail -n 2 | tr '\n' ' ')(build/check/arm64-build.log)" | tee -a "$out/results"
+	fi
+	echo "arm64: $(($(date +%s) - t0)) s"
+fi
+
+# 6. Summary.
 pass=$(grep -c '^PASS ' "$out/results")
 fail=$(grep -c '^FAIL ' "$out/results")
 skip=$(grep -c '^SKIP ' "$out/results")

@@ -5,6 +5,7 @@
 #   build/series/kernel/        the kernel series, with a cover letter
 #   build/series/perf/          the perf series, with a cover letter
 #   build/series/fault-inject/  a one-patch fix, sent on its own
+#   build/series/arm64-jit/     a one-patch fix of the arm64 JIT, sent on its own
 #   build/series/checkpatch.txt what scripts/checkpatch.pl --strict says
 #
 # patches/series names the series in the order the harness applies them;
