@@ -21,6 +21,8 @@
 # Environment: SUITES="smoke stash" runs only those guest suites on the
 # debug kernel ("suite:test1,test2" runs single tests) and skips the bench
 # kernel's; HOST=0 or GUEST=0 skips a half; SERIES=0 skips the series;
+# SERIES_KUNIT=all runs KUnit at every patch of the store (default: the
+# first and the last, scripts/check-series.sh);
 # DEB=0 skips the packages and the install test; STATIC=0 skips sparse
 # and the i386 build; ARM64=0 skips arm64;
 # BENCH_SUITES=0 skips the bench kernel's boot.
@@ -64,7 +66,7 @@ fi
 # the pristine tree, equal to the tree everything here is built from, and
 # buildable at every patch.
 if [ "${HOST:-1}" = 1 ] && [ "${SERIES:-1}" = 1 ]; then
-	host_part "patch series" series check-series.sh '^(PASS|FAIL|SKIP) |^  series\.' \
+	SERIES_KUNIT=${SERIES_KUNIT:-ends} host_part "patch series" series check-series.sh '^(PASS|FAIL|SKIP) |^  series\.' \
 		'^(PASS|FAIL) series\.generate'
 fi
 
