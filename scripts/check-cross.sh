@@ -10,8 +10,10 @@
 # tests/fixtures/stash (subprogs and tiny), and the ELF files it exported).  Here, the host's
 # bpfstash runs the same commands on the same entries, and:
 #
-#   cross.same_output   every output and exported file is the same on
-#                       both architectures, byte for byte
+#   cross.same_output   every output (verify, show -j, lines, resolve,
+#                       decode) and exported file is the same on both
+#                       architectures, byte for byte, and the decoded
+#                       frames have their source lines
 #   cross.export_machine the guest's entries export as ELF files of the
 #                       guest's machine (readelf -h), which llvm-objdump
 #                       disassembles with the entry's source lines
@@ -47,13 +49,19 @@ read_all() {
 		n=$(( ($(wc -l < "$o.offs") + 63) / 64 ))
 		awk -v n="$n" 'NR % n == 0' "$o.offs" | sed "s/^/$h+0x/" |
 			xargs -r "$bpfstash" -r "$root" resolve > "$o.resolve" 2>&1
+		awk -F'\t' '{ printf " %s\n", $4 }' "$o.resolve" |
+			"$bpfstash" -r "$root" decode > "$o.decode" 2>&1
 		"$bpfstash" -r "$root" export "$h" --to "$host/$name.export" > /dev/null 2>&1
 	done
 }
 read_all "$top/tests/fixtures/stash" "$top/tests/fixtures/manifest" x86_64-fixtures
 read_all "$res/$machine" "$res/$machine/manifest" "$machine"
 
-if diff -r "$res/out" "$host" > "$res/diff" 2>&1; then
+# Not the same nothing: every entry's frames decode to source lines.
+empty=$(for f in "$host"/*.decode; do grep -q '\.bpf\.c:[0-9]' "$f" || echo "$f"; done)
+if [ -n "$empty" ]; then
+	fail same_output "no source line decoded in $(echo $empty)"
+elif diff -r "$res/out" "$host" > "$res/diff" 2>&1; then
 	pass same_output "$(find "$host" -type f | wc -l) outputs and exported files of 2 $machine entries and 2 x86_64 ones, the same from bpfstash on $machine and on $(uname -m)"
 else
 	fail same_output "$(grep -c . "$res/diff") lines differ, first: $(head -n 3 "$res/diff" | tr '\n' ' ') ($res/diff)"

@@ -13,7 +13,8 @@
 #   read        this architecture's bpfstash(8) on those entries and on the
 #               x86-64 entries of the same programs in tests/fixtures:
 #               verify, show -j, lines, resolve of line records' addresses
-#               (64 of them at most), export; what each
+#               (64 of them at most), decode of them as a stack
+#               trace's frames, export; what each
 #               printed and the exported files into
 #               $BPFSTASH_RESULTS/cross/out/, for the host to compare with
 #               what its own bpfstash makes of the same entries.
@@ -87,6 +88,9 @@ read_all() {
 		n=$(( ($(wc -l < "$o.offs") + 63) / 64 ))
 		awk -v n="$n" 'NR % n == 0' "$o.offs" | sed "s/^/$h+0x/" |
 			xargs -r "$bpfstash" -r "$root" resolve > "$o.resolve" 2>&1 || return 1
+		# Those symbol+offsets as a stack trace's frames, decoded.
+		awk -F'\t' '{ printf " %s\n", $4 }' "$o.resolve" |
+			"$bpfstash" -r "$root" decode > "$o.decode" 2>&1 || return 1
 		"$bpfstash" -r "$root" export "$h" --to "$res/out/$name.export" > /dev/null 2>&1 || return 1
 	done
 }
