@@ -57,6 +57,22 @@ host_part() {
 	echo "$title: $(($(date +%s) - t0)) s"
 }
 
+# The arm64 kernel and userland are built in the background from the start,
+# at the lowest priority: a core is often idle (checkpatch, git am and
+# kunit.py's steps are serial, a suite often waits on one vCPU), and that
+# is when they build.  Their phase (5) waits for them.  ARM64=0 skips
+# arm64.
+arm64_build=""
+if [ "${GUEST:-1}" = 1 ] && [ "${ARM64:-1}" = 1 ] && [ -z "${SUITES:-}" ]; then
+	(
+		nice -n 19 "$top/scripts/deps.sh" arm64 &&
+		JOBS=${JOBS:-$(nproc)} nice -n 19 "$top/scripts/build-kernel.sh" arm64 &&
+		nice -n 19 "$top/scripts/arm64-userland.sh"
+	) > "$out/arm64-build.log" 2>&1 &
+	arm64_build=$!
+	arm64_start=$(date +%s)
+fi
+
 # 1. Host unit tests.
 if [ "${HOST:-1}" = 1 ] && [ -x "$top/scripts/check-host.sh" ]; then
 	host_part "host unit tests" host check-host.sh '^(PASS|FAIL|SKIP) |^  '
@@ -107,21 +123,6 @@ run_guest() {
 		fi
 	fi
 }
-
-# The arm64 kernel and userland are built in the background from here, at
-# the lowest priority: while the x86 guests run, a core is often idle
-# (a suite waits on one vCPU), and that is when they build.  Their phase
-# (5) waits for them.  ARM64=0 skips arm64.
-arm64_build=""
-if [ "${GUEST:-1}" = 1 ] && [ "${ARM64:-1}" = 1 ] && [ -z "${SUITES:-}" ]; then
-	(
-		nice -n 19 "$top/scripts/deps.sh" arm64 &&
-		JOBS=${JOBS:-$(nproc)} nice -n 19 "$top/scripts/build-kernel.sh" arm64 &&
-		nice -n 19 "$top/scripts/arm64-userland.sh"
-	) > "$out/arm64-build.log" 2>&1 &
-	arm64_build=$!
-	arm64_start=$(date +%s)
-fi
 
 if [ "${GUEST:-1}" = 1 ]; then
 	phase "debug kernel in QEMU: KUnit, then ${SUITES:-tests/guest/SUITES}"
