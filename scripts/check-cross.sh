@@ -29,7 +29,11 @@ rc=0
 pass() { echo "PASS cross.$1${2:+ ($2)}"; }
 fail() { echo "FAIL cross.$1: $2"; rc=1; }
 
-machine=$(ls "$res" | grep -v -E '^(out|host-out)$' | head -n 1)
+# The guest's machine: the directory of its entries, the one with a manifest.
+machine=""
+for m in "$res"/*/manifest; do
+	[ -f "$m" ] && machine=$(basename "$(dirname "$m")") && break
+done
 if [ -z "$machine" ] || [ ! -f "$res/$machine/manifest" ] || [ ! -x "$bpfstash" ]; then
 	fail same_output "no guest entries in $res (or $bpfstash not built)"
 	exit 1
