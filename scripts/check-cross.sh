@@ -41,23 +41,9 @@ fi
 rm -rf "$host"
 mkdir -p "$host"
 
-# The same commands as tests/guest/cross.sh's read_all().
-read_all() {
-	local root=$1 manifest=$2 name=$3 h o n
-	for h in $(awk '$1 == "subprogs" || $1 == "tiny" { print $2 }' "$manifest"); do
-		o=$host/$name.$h
-		"$bpfstash" -r "$root" verify "$h" > "$o.verify" 2>&1
-		"$bpfstash" -r "$root" -j show "$h" > "$o.show" 2>&1
-		"$bpfstash" -r "$root" lines "$h" > "$o.lines" 2>&1
-		sed -n 's/^ *\([0-9a-f]*\):\t.*/\1/p' "$o.lines" > "$o.offs"
-		n=$(( ($(wc -l < "$o.offs") + 63) / 64 ))
-		awk -v n="$n" 'NR % n == 0' "$o.offs" | sed "s/^/$h+0x/" |
-			xargs -r "$bpfstash" -r "$root" resolve > "$o.resolve" 2>&1
-		awk -F'\t' '{ printf " %s\n", $4 }' "$o.resolve" |
-			"$bpfstash" -r "$root" decode > "$o.decode" 2>&1
-		"$bpfstash" -r "$root" export "$h" --to "$host/$name.export" > /dev/null 2>&1
-	done
-}
+# The same commands as the guest's (tests/guest/cross-read.sh); a failure
+# shows in the comparison.
+read_all() { "$top/tests/guest/cross-read.sh" "$bpfstash" "$host" "$@"; }
 read_all "$top/tests/fixtures/stash" "$top/tests/fixtures/manifest" x86_64-fixtures
 read_all "$res/$machine" "$res/$machine/manifest" "$machine"
 

@@ -70,30 +70,9 @@ else
 	fail entries "${bad:-no manifest}"
 fi
 
-# 2. What this architecture's bpfstash makes of both sets of entries: the
-# entries of root $1 named in manifest $2 ("<name> <hash> ..." lines) for
-# programs subprogs and tiny, outputs named $3.<hash>.*.
-read_all() {
-	local root=$1 manifest=$2 name=$3 h o n hashes
-	hashes=$(awk '$1 == "subprogs" || $1 == "tiny" { print $2 }' "$manifest")
-	[ "$(echo $hashes | wc -w)" = 2 ] || return 1
-	for h in $hashes; do
-		o=$res/out/$name.$h
-		"$bpfstash" -r "$root" verify "$h" > "$o.verify" 2>&1 || return 1
-		"$bpfstash" -r "$root" -j show "$h" > "$o.show" 2>&1 || return 1
-		"$bpfstash" -r "$root" lines "$h" > "$o.lines" 2>&1 || return 1
-		# Line records' offsets (64 at most, evenly spread), resolved to
-		# function and line.
-		sed -n 's/^ *\([0-9a-f]*\):\t.*/\1/p' "$o.lines" > "$o.offs"
-		n=$(( ($(wc -l < "$o.offs") + 63) / 64 ))
-		awk -v n="$n" 'NR % n == 0' "$o.offs" | sed "s/^/$h+0x/" |
-			xargs -r "$bpfstash" -r "$root" resolve > "$o.resolve" 2>&1 || return 1
-		# Those symbol+offsets as a stack trace's frames, decoded.
-		awk -F'\t' '{ printf " %s\n", $4 }' "$o.resolve" |
-			"$bpfstash" -r "$root" decode > "$o.decode" 2>&1 || return 1
-		"$bpfstash" -r "$root" export "$h" --to "$res/out/$name.export" > /dev/null 2>&1 || return 1
-	done
-}
+# 2. What this architecture's bpfstash makes of both sets of entries
+# (tests/guest/cross-read.sh, which the host runs too).
+read_all() { "$top/tests/guest/cross-read.sh" "$bpfstash" "$res/out" "$@"; }
 if read_all "$top/tests/fixtures/stash" "$top/tests/fixtures/manifest" x86_64-fixtures &&
    read_all "$res/$machine" "$res/$machine/manifest" "$machine"; then
 	echo "  cross.read: $(ls "$res/out" | wc -l) outputs of bpfstash on $machine"
