@@ -14,6 +14,7 @@
 #                           BPF programs are build/tests/progs, the same
 #                           objects on every architecture
 #   build/arm64/bpfstash    bpfstash(8), cross-built
+#   build/arm64/bpfstash-gc bpfstash-gc(8), cross-built
 #
 # The root is made again only when the package list below or the project's
 # path changes (build/arm64/root.stamp); the rest is built incrementally.
@@ -27,13 +28,15 @@ say() { echo "arm64-userland: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 # What the suites run (bash, coreutils, busybox for the final reboot, bc,
-# mount, ip, bpftool, and libbpf-tools and bpftrace for the kinds suite's
-# programs written elsewhere) and link (libbpf, libelf, zlib, OpenSSL, zstd, libarchive),
-# with the -dev packages the cross build compiles against.
+# mount, ip, jq, bpftool, and libbpf-tools and bpftrace for the kinds suite's
+# programs written elsewhere, binutils for perf annotate's objdump, Debian's
+# perf 6.1 for the perf suite's older reader) and link (libbpf, libelf,
+# zlib, OpenSSL, zstd, libarchive; perf's libdw, libtraceevent, libcap,
+# libnuma, liblzma), with the -dev packages the cross builds compile against.
 pkgs="libc6 bash dash coreutils grep sed gawk busybox mount bc findutils diffutils procps
-iproute2 util-linux kmod bpftool libbpf-tools bpftrace libbpf1 libelf1 zlib1g libssl3 libzstd1 libarchive13
+iproute2 util-linux kmod bpftool libbpf-tools bpftrace binutils linux-perf jq libbpf1 libelf1 zlib1g libssl3 libzstd1 libarchive13
 libc6-dev linux-libc-dev libbpf-dev libelf-dev libdw-dev zlib1g-dev libssl-dev libzstd-dev
-libarchive-dev libdebuginfod-dev"
+libarchive-dev libdebuginfod-dev libtraceevent-dev libcap-dev libnuma-dev liblzma-dev libxxhash-dev"
 stamp="$(echo $pkgs) @ $top"
 
 command -v aarch64-linux-gnu-gcc > /dev/null || die "aarch64-linux-gnu-gcc is missing (scripts/deps.sh arm64)"
@@ -60,10 +63,12 @@ cc="aarch64-linux-gnu-gcc --sysroot=$root"
 say "uapi headers for arm64 (build/arm64/headers)"
 make -s -C "$top/build/linux" ARCH=arm64 O="$out/headers-obj" \
 	INSTALL_HDR_PATH="$out/headers" headers_install
-say "libbpfstash, bpfstash(8) and the suites, cross-built (build/arm64/)"
+say "libbpfstash, bpfstash(8), bpfstash-gc(8) and the suites, cross-built (build/arm64/)"
 make -s -C "$top/tools/lib/bpfstash" TOP="$top" O="$out/libbpfstash" CC="$cc" \
 	AR=aarch64-linux-gnu-ar
 make -s -C "$top/tools/bpfstash" TOP="$top" O="$out/bpfstash" CC="$cc" \
+	LIBBPFSTASH_DIR="$out/libbpfstash"
+make -s -C "$top/tools/bpfstash-gc" TOP="$top" O="$out/bpfstash-gc" CC="$cc" \
 	LIBBPFSTASH_DIR="$out/libbpfstash"
 make -s -C "$top/tests" TOP="$top" O="$out/tests" CC="$cc" HEADERS="$out/headers/include" \
 	LIBBPFSTASH_DIR="$out/libbpfstash" arch

@@ -223,7 +223,8 @@ if [ -n "$arm64_build" ]; then
 	t0=$(date +%s)
 	if wait "$arm64_build"; then
 		echo "arm64: kernel and userland built in the background in $((t0 - arm64_start)) s, waited $(($(date +%s) - t0)) s more"
-		"$top/scripts/check-arm64.sh" stash mmap3 | tee "$out/arm64.log" |
+		GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} ARM64_SUITE_TIMEOUT=900 \
+			"$top/scripts/check-arm64.sh" stash mmap3 | tee "$out/arm64.log" |
 			grep -E '^(PASS|FAIL|SKIP) |^  arm64\.|^arm64 '
 		grep -E '^(PASS|FAIL|SKIP) ' "$out/arm64.log" >> "$out/results"
 	else
