@@ -10,6 +10,18 @@
 #                                    beside Debian's linux-perf (packaging/perf/)
 #
 #   scripts/build-deb.sh [--bench] [kernel] [tools] [perf]    (all three by default)
+#   ARCH=arm64 scripts/build-deb.sh [kernel] [tools]           (make deb ARCH=arm64)
+#
+# ARCH (amd64 or arm64; this machine's by default) is the packages'
+# architecture.  arm64 is cross-built the Debian way: the tools by
+# dpkg-buildpackage -a arm64 against debian/control's Build-Depends
+# installed as arm64 packages through dpkg's multiarch, the kernel by make
+# ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- bindeb-pkg with Debian's own
+# arm64 6.12 configuration (package linux-config-6.12:arm64, fetched into
+# build/deb/ by apt-get download) and configs/deb-modules.arm64.
+# scripts/deps.sh deb-arm64 installs what that needs.  bpfstash-perf is not
+# made for arm64 yet, nor the bench kernel.  File names carry the
+# architecture: the arm64 packages sit beside the amd64 ones.
 #
 # The kernel's configuration is Debian's own 6.12 amd64 one (package
 # linux-config-6.12) with CONFIG_BPFSTASH=y, or KCONFIG=FILE (a .config,
@@ -35,6 +47,11 @@ jobs=${JOBS:-$(nproc)}
 flavour=debian
 kconfig=${KCONFIG:-}
 what=()
+# ARCH is the packages' Debian architecture here; the kernel's own make
+# variable of the same name is given explicitly where it applies.
+host=$(dpkg --print-architecture)
+arch=${ARCH:-$host}
+unset ARCH
 
 say() { echo "deb: $*" >&2; }
 die() { echo "deb: $*" >&2; exit 1; }
@@ -47,30 +64,62 @@ while [ $# -gt 0 ]; do
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
 done
+case "$arch" in
+amd64|x86_64|x86) arch=amd64 ;;
+arm64|aarch64) arch=arm64 ;;
+*) die "ARCH=$arch: amd64 or arm64" ;;
+esac
+# cross: dpkg-buildpackage's -a and the kernel's CROSS_COMPILE, when the
+# packages are not this machine's architecture.
+cross=""
+if [ "$arch" != "$host" ]; then
+	[ "$arch" = arm64 ] && [ "$host" = amd64 ] ||
+		die "ARCH=$arch on $host: only arm64 is cross-built (on amd64)"
+	cross=aarch64-linux-gnu-
+fi
+if [ "$arch" = arm64 ]; then
+	[ ${#what[@]} -gt 0 ] || what=(kernel tools)
+	for w in "${what[@]}"; do
+		[ "$w" != perf ] || die "bpfstash-perf for arm64: not yet (ARCH=arm64 makes kernel and tools)"
+	done
+	[ "$flavour" != bench ] || die "--bench: the bench kernel is amd64's; not for ARCH=arm64"
+fi
 [ ${#what[@]} -gt 0 ] || what=(kernel tools perf)
 mkdir -p "$out"
+
+# Cross-building needs arm64 in dpkg's architectures, the cross compiler
+# and the arm64 Build-Depends (the kernel's libssl-dev:arm64 is one).
+if [ -n "$cross" ]; then
+	dpkg --print-foreign-architectures | grep -qx "$arch" &&
+		command -v "${cross}gcc" > /dev/null &&
+		dpkg-checkbuilddeps -a "$arch" "$top/debian/control" 2> /dev/null ||
+		die "ARCH=$arch: multiarch, ${cross}gcc or arm64 Build-Depends missing: run scripts/deps.sh deb-arm64"
+fi
 
 version() { sed -n 's/^bpfstash (\([^)]*\)).*/\1/p' "$top/debian/changelog" | head -n 1; }
 
 # The repository's files as git sees them (tracked or not ignored), in a
 # source directory of their own: dpkg-buildpackage writes next to it.
 tools() {
-	local src=$out/src/bpfstash-$(version) t0
+	local sdir=$out/src${cross:+-$arch} log=tools${cross:+-$arch} src t0
+	src=$sdir/bpfstash-$(version)
 	t0=$(date +%s)
-	say "bpfstash $(version): libbpfstash1, libbpfstash-dev, bpfstash-tools (dpkg-buildpackage)"
-	rm -rf "$out/src"
+	say "bpfstash $(version): libbpfstash1, libbpfstash-dev, bpfstash-tools for $arch \
+(dpkg-buildpackage${cross:+ -a $arch})"
+	rm -rf "$sdir"
 	mkdir -p "$src"
 	(cd "$top" && git ls-files -co --exclude-standard | grep -v '^build/' |
 		while read -r f; do [ -e "$f" ] && printf '%s\n' "$f"; done) |
 		rsync -a --files-from=- "$top/" "$src/"
-	if ! (cd "$src" && dpkg-buildpackage -b -us -uc) > "$out/tools.log" 2>&1; then
-		tail -n 30 "$out/tools.log" >&2
-		die "dpkg-buildpackage failed (build/deb/tools.log)"
+	if ! (cd "$src" && dpkg-buildpackage ${cross:+-a "$arch"} -b -us -uc) > "$out/$log.log" 2>&1; then
+		tail -n 30 "$out/$log.log" >&2
+		die "dpkg-buildpackage failed (build/deb/$log.log)"
 	fi
-	rm -f "$out"/libbpfstash*.deb "$out"/bpfstash-tools*.deb
-	mv "$out"/src/*.deb "$out/"
-	mv "$out"/src/*.buildinfo "$out"/src/*.changes "$out/" 2>/dev/null || true
-	lint bpfstash "$out"/libbpfstash1_*.deb "$out"/libbpfstash-dev_*.deb "$out"/bpfstash-tools_*.deb
+	rm -f "$out"/libbpfstash*_"$arch".deb "$out"/bpfstash-tools*_"$arch".deb
+	mv "$sdir"/*.deb "$out/"
+	mv "$sdir"/*.buildinfo "$sdir"/*.changes "$out/" 2>/dev/null || true
+	lint bpfstash${cross:+-$arch} "$out"/libbpfstash1_*_"$arch".deb "$out"/libbpfstash-dev_*_"$arch".deb \
+		"$out"/bpfstash-tools_*_"$arch".deb
 	say "tools: $(($(date +%s) - t0)) s"
 }
 
@@ -119,7 +168,7 @@ perf() {
 cfg() { sed -n "s/^CONFIG_$2=\\(.*\\)/\\1/p" "$1"; }
 
 kernel() {
-	local obj t0 base cc kv
+	local obj t0 base cc kv a mods kmake cfgdeb
 	t0=$(date +%s)
 	if [ "$flavour" = bench ]; then
 		JOBS=$jobs "$top/scripts/build-kernel.sh" bench bindeb-pkg
@@ -127,11 +176,35 @@ kernel() {
 		return
 	fi
 	"$top/scripts/prepare-tree.sh"
-	obj=$out/kernel
+	# a: the suffix of this architecture's files in build/deb (none for
+	# amd64's); kmake: make in the tree for this architecture.
+	a=${cross:+-$arch}
+	obj=$out/kernel$a
+	mods=$top/configs/deb-modules
+	kmake=(make -C "$tree" O="$obj")
+	if [ "$arch" = arm64 ]; then
+		mods=$top/configs/deb-modules.arm64
+		kmake+=(ARCH=arm64 ${cross:+CROSS_COMPILE=$cross})
+	fi
+	if [ "$arch" = arm64 ] && [ -z "$kconfig" ]; then
+		# Debian's arm64 configuration, from its package for arm64 (the
+		# amd64 one has amd64's alone).
+		cfgdeb=$(ls "$out"/linux-config-6.12_*_arm64.deb 2> /dev/null | tail -n 1)
+		if [ -z "$cfgdeb" ]; then
+			say "apt-get download linux-config-6.12:arm64 (into build/deb)"
+			(cd "$out" && apt-get download -q linux-config-6.12:arm64) > "$out/linux-config-arm64.log" 2>&1 ||
+				die "apt-get download linux-config-6.12:arm64 failed (build/deb/linux-config-arm64.log; \
+scripts/deps.sh deb-arm64 adds arm64 to dpkg and apt)"
+			cfgdeb=$(ls "$out"/linux-config-6.12_*_arm64.deb | tail -n 1)
+		fi
+		rm -rf "$out/linux-config-arm64"
+		dpkg-deb -x "$cfgdeb" "$out/linux-config-arm64"
+		kconfig=$out/linux-config-arm64/usr/src/linux-config-6.12/config.arm64_none_arm64.xz
+	fi
 	kconfig=${kconfig:-/usr/src/linux-config-6.12/config.amd64_none_amd64.xz}
 	[ -f "$kconfig" ] || die "KCONFIG=$kconfig: no such file \
 (Debian's configuration is in the package linux-config-6.12)"
-	base=$out/kernel-base.config
+	base=$out/kernel$a-base.config
 	case "$kconfig" in
 	*.xz) xzcat "$kconfig" > "$base" 2> /dev/null || die "KCONFIG=$kconfig: not xz-compressed" ;;
 	*) cp "$kconfig" "$base" ;;
@@ -149,34 +222,35 @@ kernel() {
 	"$tree/scripts/config" --file "$obj/.config" --enable BPFSTASH \
 		--set-str LOCALVERSION -bpfstash \
 		--set-str SYSTEM_TRUSTED_KEYS "" --set-str SYSTEM_REVOCATION_KEYS ""
-	make -s -C "$tree" O="$obj" olddefconfig > /dev/null
+	"${kmake[@]}" -s olddefconfig > /dev/null
 	# Only the modules of configs/deb-modules (a QEMU guest's); make
 	# localmodconfig turns others off and leaves built-in options alone.
-	grep -v '^[[:space:]]*\(#\|$\)' "$top/configs/deb-modules" |
-		awk '{ print $1, 0, 0, "-" }' > "$out/lsmod"
-	make -s -C "$tree" O="$obj" LSMOD="$out/lsmod" localmodconfig > "$out/localmodconfig.log" 2>&1 ||
-		{ tail "$out/localmodconfig.log" >&2; die "make localmodconfig failed"; }
+	grep -v '^[[:space:]]*\(#\|$\)' "$mods" |
+		awk '{ print $1, 0, 0, "-" }' > "$out/lsmod$a"
+	"${kmake[@]}" -s LSMOD="$out/lsmod$a" localmodconfig > "$out/localmodconfig$a.log" 2>&1 ||
+		{ tail "$out/localmodconfig$a.log" >&2; die "make localmodconfig failed"; }
 	# Built-in options.  localmodconfig only turns modules off; a built-in
 	# option goes only with the modules it exists for (a driver's
 	# sub-options, a helper library they select).  Those that make the
 	# kernel what it is stay, every one: everything defined in security/
 	# and kernel/bpf/, debug info and BTF, KASLR, mitigations, hardening,
 	# module signing, lockdown.
-	grep '^CONFIG_[A-Z0-9_]*=y$' "$base" | sort > "$out/builtin.before"
-	grep '^CONFIG_[A-Z0-9_]*=y$' "$obj/.config" | sort > "$out/builtin.after"
-	comm -23 "$out/builtin.before" "$out/builtin.after" | sed 's/^CONFIG_\(.*\)=y$/\1/' \
-		> "$out/builtin.lost"
+	grep '^CONFIG_[A-Z0-9_]*=y$' "$base" | sort > "$out/builtin$a.before"
+	grep '^CONFIG_[A-Z0-9_]*=y$' "$obj/.config" | sort > "$out/builtin$a.after"
+	# Sorted again without "=y" for join (FOO2=y sorts before FOO=y).
+	comm -23 "$out/builtin$a.before" "$out/builtin$a.after" | sed 's/^CONFIG_\(.*\)=y$/\1/' |
+		sort > "$out/builtin$a.lost"
 	(cd "$tree" && grep -rn --include='Kconfig*' -E '^[[:space:]]*(menu)?config [A-Z0-9_]+' . |
 		sed -E 's|^\./([^:]*):[0-9]+:[[:space:]]*(menu)?config ([A-Z0-9_]+).*|\3 \1|' |
-		sort -u -k1,1) > "$out/kconfig-index"
-	join "$out/builtin.lost" "$out/kconfig-index" |
+		sort -u -k1,1) > "$out/kconfig-index$a"
+	join "$out/builtin$a.lost" "$out/kconfig-index$a" |
 		awk '$2 ~ /^(security\/|kernel\/bpf\/|lib\/Kconfig\.debug)/ ||
-		     $1 ~ /^(SECURITY|LSM|BPF|DEBUG_INFO|RANDOMIZE_|MITIGATION_|STACKPROTECTOR|HARDENED_|INIT_ON_|FORTIFY|MODULE_SIG|LOCK_DOWN|SLAB_FREELIST|PAGE_TABLE_ISOLATION|RETPOLINE|STRICT_)/' \
-		> "$out/builtin.lost-core"
-	if [ -s "$out/builtin.lost-core" ]; then
-		sed 's/^/  CONFIG_/' "$out/builtin.lost-core" >&2
+		     $1 ~ /^(SECURITY|LSM|BPF|DEBUG_INFO|RANDOMIZE_|MITIGATION_|STACKPROTECTOR|HARDENED_|INIT_ON_|FORTIFY|MODULE_SIG|LOCK_DOWN|SLAB_FREELIST|PAGE_TABLE_ISOLATION|RETPOLINE|STRICT_|UNMAP_KERNEL_AT_EL0|ARM64_(PTR_AUTH|BTI|MTE|E0PD))/' \
+		> "$out/builtin$a.lost-core"
+	if [ -s "$out/builtin$a.lost-core" ]; then
+		sed 's/^/  CONFIG_/' "$out/builtin$a.lost-core" >&2
 		die "trimming the modules would turn off these built-in options of $kconfig (above): \
-keep the modules they need in configs/deb-modules"
+keep the modules they need in configs/${mods##*/}"
 	fi
 	for o in SECURITY_LOCKDOWN_LSM DEBUG_INFO_BTF BPF_JIT_ALWAYS_ON BPF_UNPRIV_DEFAULT_OFF RANDOMIZE_BASE; do
 		[ "$(cfg "$base" $o)" != y ] || [ "$(cfg "$obj/.config" $o)" = y ] ||
@@ -184,27 +258,28 @@ keep the modules they need in configs/deb-modules"
 	done
 	[ "$(cfg "$obj/.config" BPFSTASH)" = y ] ||
 		die "CONFIG_BPFSTASH is not set in the result: one of its dependencies is missing"
-	say "kernel: $kconfig + CONFIG_BPFSTASH: $(grep -c '=y$' "$obj/.config") built-in \
-options (of its $(grep -c . "$out/builtin.before"); $(grep -c . "$out/builtin.lost") went with the \
+	say "kernel ($arch): $kconfig + CONFIG_BPFSTASH: $(grep -c '=y$' "$obj/.config") built-in \
+options (of its $(grep -c . "$out/builtin$a.before"); $(grep -c . "$out/builtin$a.lost") went with the \
 modules left out, none of security/, kernel/bpf/, debug info, KASLR, mitigations or hardening: \
-build/deb/builtin.lost), $(grep -c '=m$' "$obj/.config") modules; make bindeb-pkg -j$jobs"
-	cc=gcc
-	command -v ccache > /dev/null && cc="ccache gcc"
+build/deb/builtin$a.lost), $(grep -c '=m$' "$obj/.config") modules; make bindeb-pkg -j$jobs"
+	cc=${cross}gcc
+	command -v ccache > /dev/null && cc="ccache ${cross}gcc"
 	kv=$(make -s -C "$tree" kernelversion)
-	rm -f "$out"/linux-image-*.deb "$out"/linux-headers-*.deb "$out"/linux-libc-dev_*.deb
-	# No -dbg package: vmlinux with its debug info stays in build/deb/kernel.
+	rm -f "$out"/linux-image-*_"$arch".deb "$out"/linux-headers-*_"$arch".deb \
+		"$out"/linux-libc-dev_*_"$arch".deb
+	# No -dbg package: vmlinux with its debug info stays in build/deb/kernel$a.
 	if ! DEB_BUILD_PROFILES=pkg.linux-upstream.nokerneldbg \
-		make -C "$tree" O="$obj" -j"$jobs" CC="$cc" KBUILD_BUILD_USER=bpfstash \
+		"${kmake[@]}" -j"$jobs" CC="$cc" KBUILD_BUILD_USER=bpfstash \
 		KBUILD_BUILD_HOST=build KDEB_PKGVERSION="$kv-1+bpfstash.debian" \
-		bindeb-pkg > "$out/kernel.log" 2>&1; then
-		grep -E ': error:|\*\*\*' "$out/kernel.log" | head -n 10 >&2
-		die "make bindeb-pkg failed (build/deb/kernel.log)"
+		bindeb-pkg > "$out/kernel$a.log" 2>&1; then
+		grep -E ': error:|\*\*\*' "$out/kernel$a.log" | head -n 10 >&2
+		die "make bindeb-pkg failed (build/deb/kernel$a.log)"
 	fi
-	rm -f "$out"/linux-upstream_*
-	say "kernel: $(($(date +%s) - t0)) s: $(cd "$out" && ls linux-image-*.deb)"
+	rm -f "$out"/linux-upstream_*_"$arch".*
+	say "kernel: $(($(date +%s) - t0)) s: $(cd "$out" && ls linux-image-*_"$arch".deb)"
 }
 
 for w in "${what[@]}"; do
 	"$w"
 done
-ls -l "$out"/*.deb
+ls -l "$out"/*_"$arch".deb

@@ -48,8 +48,9 @@ fail() { echo "FAIL deb.$1: $2"; }
 say() { echo "check-deb: $*" >&2; }
 
 image=$(ls "$deb"/linux-image-*-bpfstash_*"bpfstash.$kernel"_amd64.deb 2>/dev/null | grep -v dbg | head -n 1)
-pkgs=("$deb"/libbpfstash1_*.deb "$deb"/libbpfstash-dev_*.deb "$deb"/bpfstash-tools_*.deb
-      "$deb"/bpfstash-perf_*.deb)
+# amd64's: make deb ARCH=arm64 puts arm64's beside them.
+pkgs=("$deb"/libbpfstash1_*_amd64.deb "$deb"/libbpfstash-dev_*_amd64.deb "$deb"/bpfstash-tools_*_amd64.deb
+      "$deb"/bpfstash-perf_*_amd64.deb)
 for p in "$image" "${pkgs[@]}"; do
 	if [ ! -f "$p" ]; then
 		fail setup "no package ${p:-linux-image-*-bpfstash (bpfstash.$kernel)} in build/deb (make deb)"
