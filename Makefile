@@ -25,8 +25,8 @@ else
 Q := @
 endif
 
-.PHONY: all deps tree kernel kernel-debug kernel-bench kernel-arm64 arm64-userland check-arm64 bpftool perf perf-base tests selftests libbpfstash tools headers \
-	check check-host check-guest demo bench series deb deb-check clean distclean help
+.PHONY: all deps tree kernel kernel-debug kernel-bench kernel-arm64 arm64-userland check-arm64 arm64-perf bench-arm64 bpftool perf perf-base tests selftests libbpfstash tools headers \
+	check check-host check-guest demo bench series deb deb-check deb-check-arm64 clean distclean help
 
 all: kernel-debug bpftool tests
 
@@ -63,8 +63,18 @@ arm64-userland: tree tests
 # Every arm64 suite (tests/guest/SUITES.arm64) in the arm64 debug kernel
 # under qemu-system-aarch64 (TCG), after the store's KUnit tests at boot;
 # make check runs KUnit, stash and mmap3 there.
-check-arm64: kernel-arm64 arm64-userland
+check-arm64: kernel-arm64 arm64-userland arm64-perf
 	$(Q)$(TOP)/scripts/check-arm64.sh
+
+# perf with the perf series and the unpatched 6.12 perf, cross-built against
+# the arm64 root's libraries, for the arm64 perf suite (scripts/arm64-perf.sh).
+arm64-perf: arm64-userland perf-base
+	$(Q)$(TOP)/scripts/arm64-perf.sh
+
+# The load hook on arm64 under TCG (emulated figures): KUnit's benchmark in
+# the arm64 bench kernel and loadbench beside it (bench/hook-arm64.sh).
+bench-arm64: kernel-arm64 kernel-bench arm64-userland
+	$(Q)$(TOP)/bench/hook-arm64.sh
 
 # bpftool from the same tree, with its LLVM disassembler (Debian's has none).
 # No vmlinux BTF is needed: the skeleton-based features are off.
@@ -129,14 +139,31 @@ series: deps
 # Debian packages, into build/deb/: the kernel with Debian's own 6.12
 # configuration and CONFIG_BPFSTASH (KCONFIG=FILE for another), libbpfstash
 # and the tools (debian/), the patched perf (packaging/perf/).
+# make deb ARCH=arm64: the kernel and the tools for arm64, cross-built
+# (scripts/deps.sh deb-arm64 installs what that needs; no perf yet).  ARCH
+# is build-deb.sh's alone: passed on to the other makes, it would be the
+# kernel's (build/headers would become arm64's).
+DEB_ARCH := $(ARCH)
+unexport ARCH
+MAKEOVERRIDES := $(filter-out ARCH=%,$(MAKEOVERRIDES))
+DEB_ARM64 := $(filter arm64 aarch64,$(DEB_ARCH))
 deb: deps tree tests
-	$(Q)JOBS=$(JOBS) $(TOP)/scripts/build-deb.sh kernel tools perf
+	$(Q)$(if $(DEB_ARM64),$(TOP)/scripts/deps.sh deb-arm64)
+	$(Q)JOBS=$(JOBS) ARCH=$(DEB_ARCH) $(TOP)/scripts/build-deb.sh kernel tools $(if $(DEB_ARM64),,perf)
 
 # The install test with those packages: a Debian 12 system made by
 # mmdebstrap, booted in QEMU from its own disk (make check runs it with the
 # bench kernel packaged instead, to stay within its time).
 deb-check: deb
 	$(Q)$(TOP)/scripts/check-deb.sh --kernel debian
+
+# The arm64 packages (make deb ARCH=arm64) installed by dpkg into a Debian
+# 12 arm64 system run under qemu-user, and the packaged kernel booted in
+# qemu-system-aarch64 (scripts/check-deb-arm64.sh).  Not in make check.
+deb-check-arm64: deps
+	$(Q)$(MAKE) -s deb ARCH=arm64
+	$(Q)$(TOP)/scripts/deps.sh arm64
+	$(Q)$(TOP)/scripts/check-deb-arm64.sh
 
 # Every benchmark, side by side in one run; report in build/bench/report.md.
 bench: deps tree bpftool tests
