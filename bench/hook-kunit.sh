@@ -68,20 +68,7 @@ if ! grep -q 'bpfstash_bench: prog=' "$kout/bench.log"; then
 fi
 {
 	sed -n 's/.*bpfstash_bench: //p' "$kout/bench.log" | tr -d '\r' |
-		awk '{
-			n = 0
-			for (i = 1; i <= NF; i++) {
-				split($i, kv, "=")
-				k = kv[1] == "prog" ? "program" : kv[1]
-				v = kv[2]
-				gsub(",", ";", v)
-				head = n ? head "," k : k
-				row = n++ ? row "," v : v
-			}
-			if (NR == 1)
-				print head
-			print row
-		}'
+		awk -f "$top/bench/kv2csv.awk"
 } > "$csv"
 # A failed assertion is a wrong measurement: say so, keep the figures.
 if grep -q 'not ok [0-9]* bpfstash_bench' "$kout/bench.log"; then

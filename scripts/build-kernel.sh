@@ -12,6 +12,10 @@
 #   scripts/build-kernel.sh arm64   the debug kernel for arm64, cross-built
 #                                   (aarch64-linux-gnu-gcc), for
 #                                   qemu-system-aarch64 -M virt
+#   scripts/build-kernel.sh arm64-bench
+#                                   the bench kernel for arm64 with KUnit's
+#                                   benchmark of the load hook built in
+#                                   (BENCH_PROGS=DIR, bench/hook-arm64.sh)
 #   scripts/build-kernel.sh FLAVOUR bindeb-pkg
 #                                   then a Debian package of it (make
 #                                   bindeb-pkg) in build/deb/
@@ -27,7 +31,7 @@
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-flavour=${1:?usage: build-kernel.sh debug|bench|base|um [bindeb-pkg]}
+flavour=${1:?usage: build-kernel.sh debug|bench|base|um|arm64|arm64-bench [bindeb-pkg]}
 action=${2:-}
 tree=${BPFSTASH_TREE:-$top/build/linux}
 out=${BPFSTASH_KOUT:-$top/build/kernel-$flavour}
@@ -52,6 +56,19 @@ arm64)	arch=arm64
 	cross=aarch64-linux-gnu-
 	command -v ${cross}gcc > /dev/null ||
 		die "${cross}gcc not found; run scripts/deps.sh (package gcc-aarch64-linux-gnu)"
+	target=Image
+	image=arch/arm64/boot/Image ;;
+arm64-bench)
+	# The arm64 bench kernel with KUnit's benchmark of the load hook built
+	# in, run at boot (bench/hook-arm64.sh): its programs are the entries
+	# in BENCH_PROGS (a directory, as bench/hook-kunit.sh makes).
+	arch=arm64
+	archfrag=arm64
+	config=bench
+	cross=aarch64-linux-gnu-
+	command -v ${cross}gcc > /dev/null ||
+		die "${cross}gcc not found; run scripts/deps.sh (package gcc-aarch64-linux-gnu)"
+	[ -d "${BENCH_PROGS:-}" ] || die "BENCH_PROGS: no directory of captured programs (bench/hook-arm64.sh makes it)"
 	target=Image
 	image=arch/arm64/boot/Image ;;
 esac
@@ -100,6 +117,16 @@ if ! flock -n 9; then
 fi
 frags="$top/configs/base.config $top/configs/$archfrag.config $top/configs/$config.config"
 [ "$flavour" = um ] && frags=$top/configs/$config.config
+if [ "$flavour" = arm64-bench ]; then
+	# configs/kunit-bench.kunitconfig's options, with the programs' path,
+	# run at boot (allnoconfig leaves KUnit disabled there).
+	{
+		grep '^CONFIG_' "$top/configs/kunit-bench.kunitconfig"
+		echo "CONFIG_KUNIT_DEFAULT_ENABLED=y"
+		echo "CONFIG_BPFSTASH_KUNIT_BENCH_PROGS=\"$BENCH_PROGS\""
+	} > "$out/kunit-bench.config"
+	frags="$frags $out/kunit-bench.config"
+fi
 if [ "$flavour" = base ]; then
 	grep -hv BPFSTASH $frags > "$out/fragments.config"
 	frags=$out/fragments.config
@@ -165,7 +192,10 @@ if [ "$action" = bindeb-pkg ]; then
 		tail -n 20 "$out/deb.log" >&2
 		die "make bindeb-pkg failed; full log in ${out#"$top"/}/deb.log"
 	fi
-	rm -f "$deb"/linux-image-*.deb "$deb"/linux-libc-dev_*.deb
+	# This architecture's earlier packages (make deb ARCH=arm64's stay).
+	debarch=amd64
+	[ "$arch" = arm64 ] && debarch=arm64
+	rm -f "$deb"/linux-image-*_$debarch.deb "$deb"/linux-libc-dev_*_$debarch.deb
 	mv "$out"/../linux-image-*.deb "$out"/../linux-libc-dev_*.deb "$deb/"
 	rm -f "$out"/../linux-upstream_*
 	say "$(cd "$deb" && ls linux-image-*.deb)"

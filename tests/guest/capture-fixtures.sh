@@ -23,6 +23,14 @@ set -eu
 top=${BPFSTASH_TOP:?}
 out=${BPFSTASH_RESULTS:?}/fixtures
 bpftool=$top/build/bpftool/bpftool
+dumps=1
+# On another architecture: the guest's own bpftool, which (Debian's) has no
+# disassembler to dump the image with: entries and manifest only.
+if [ "$(uname -m)" != x86_64 ]; then
+	bpftool=$(command -v bpftool)
+	dumps=0
+	echo "capture-fixtures: $(uname -m): no bpftool dumps (bpftool/ stays empty)"
+fi
 S=/sys/fs/bpfstash
 rm -rf "$out"
 mkdir -p "$out/stash" "$out/bpftool"
@@ -33,8 +41,10 @@ mount -t bpf bpf /sys/fs/bpf
 for name in ${CAPTURE_PROGS:-subprogs tiny large}; do
 	"$bpftool" prog load "$top/build/tests/progs/$name.bpf.o" /sys/fs/bpf/$name
 	id=$("$bpftool" prog show pinned /sys/fs/bpf/$name | sed -n 's/^\([0-9]*\):.*/\1/p')
-	"$bpftool" prog dump jited pinned /sys/fs/bpf/$name linum > "$out/bpftool/$name.linum"
-	"$bpftool" prog dump jited pinned /sys/fs/bpf/$name file "$out/bpftool/$name.jited"
+	if [ $dumps = 1 ]; then
+		"$bpftool" prog dump jited pinned /sys/fs/bpf/$name linum > "$out/bpftool/$name.linum"
+		"$bpftool" prog dump jited pinned /sys/fs/bpf/$name file "$out/bpftool/$name.jited"
+	fi
 	hash=$(for d in $S/*/; do
 		if grep -q "^prog_id *$id\$" "$d/info"; then basename "$d"; fi
 	done)
