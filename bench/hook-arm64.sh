@@ -77,7 +77,7 @@ BENCH_PROGS=$progs JOBS=${JOBS:-$(nproc)} "$top/scripts/build-kernel.sh" arm64-b
 
 # 3. KUnit's benchmark at boot, then loadbench on the same objects; then
 # the same loadbench runs in x86-64's bench kernel, under TCG too.
-say "booting the arm64 bench kernel: KUnit's benchmark, then loadbench ($rounds rounds; about 10 min under TCG)"
+say "booting the arm64 bench kernel: KUnit's benchmark, then loadbench ($rounds rounds; about 2 min under TCG)"
 "$top/scripts/vm-run" -k arm64-bench -q --no-kmemleak -t 2400 -o "$out/guest" -- \
 	"$top/bench/hook-loads.sh" "$rounds" > "$out/guest.log" 2>&1 ||
 	die "the bench guest failed (build/bench/arm64/guest/console.log)"
