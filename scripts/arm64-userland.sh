@@ -30,11 +30,11 @@ die() { say "$*"; exit 1; }
 # What the suites run (bash, coreutils, busybox for the final reboot, bc,
 # mount, ip, jq, bpftool, and libbpf-tools and bpftrace for the kinds suite's
 # programs written elsewhere, binutils for perf annotate's objdump, Debian's
-# perf 6.1 for the perf suite's older reader) and link (libbpf, libelf,
+# perf 6.1 for the perf suite's older reader, bzip2 for perf archive) and link (libbpf, libelf,
 # zlib, OpenSSL, zstd, libarchive; perf's libdw, libtraceevent, libcap,
 # libnuma, liblzma), with the -dev packages the cross builds compile against.
 pkgs="libc6 bash dash coreutils grep sed gawk busybox mount bc findutils diffutils procps
-iproute2 util-linux kmod bpftool libbpf-tools bpftrace binutils linux-perf jq libbpf1 libelf1 zlib1g libssl3 libzstd1 libarchive13
+iproute2 util-linux kmod bpftool libbpf-tools bpftrace binutils linux-perf jq bzip2 libbpf1 libelf1 zlib1g libssl3 libzstd1 libarchive13
 libc6-dev linux-libc-dev libbpf-dev libelf-dev libdw-dev zlib1g-dev libssl-dev libzstd-dev
 libarchive-dev libdebuginfod-dev libtraceevent-dev libcap-dev libnuma-dev liblzma-dev libxxhash-dev"
 stamp="$(echo $pkgs) @ $top"

@@ -336,7 +336,9 @@ if PERF_EXEC_PATH=$(dirname "$perf") "$perf" archive patched.data > archive.out 
    "$gc" --max-age 1s --archive "$move/archive" > gc.out 2>&1; then
 	archived=$(find "$move/archive" -name '*.tar.zst' | wc -l)
 	missing_arch=$(while read -r _ h; do [ -f "$move/archive/${h:0:2}/$h.tar.zst" ] || echo "$h"; done < hit)
-	if [ -z "$missing_arch" ] && [ -s "$move/expected" ]; then
+	if [ ! -s patched.data.tar.bz2 ]; then
+		fail move_prepare "perf archive made no patched.data.tar.bz2 (or an empty one): $(tail -n 3 archive.out | tr '\n' ' ')"
+	elif [ -z "$missing_arch" ] && [ -s "$move/expected" ]; then
 		note move_prepare "perf.data, perf archive ($(du -k patched.data.tar.bz2 | cut -f1) KiB), $archived entries archived by bpfstash-gc"
 		pass move_prepare
 	else
