@@ -1030,7 +1030,7 @@ const void *bpfstash_entry_blob(const struct bpfstash_entry *e, enum bpfstash_bl
 	return e->blobs[blob];
 }
 
-static int digest(const void *data, size_t len, uint8_t out[BPFSTASH_DIGEST_SIZE])
+int bst_sha256(const void *data, size_t len, uint8_t out[BPFSTASH_DIGEST_SIZE])
 {
 	unsigned int n = BPFSTASH_DIGEST_SIZE;
 
@@ -1050,12 +1050,12 @@ static int digest_le(const void *p, size_t n, bool swab, void (*fn)(void *, size
 	int err;
 
 	if (!swab || !n)
-		return digest(p, n, out);
+		return bst_sha256(p, n, out);
 	copy = dup_mem(p, n);
 	if (!copy)
 		return -ENOMEM;
 	fn(copy, n);
-	err = digest(copy, n, out);
+	err = bst_sha256(copy, n, out);
 	free(copy);
 	return err;
 }

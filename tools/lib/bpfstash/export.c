@@ -19,6 +19,11 @@
  * That is what objdump -dl, addr2line, readelf, libdw (perf) and
  * debuginfod need, and the build-id tree layout is theirs too.
  *
+ * One function alone (bpfstash_entry_export_func_elf()) is the same file
+ * with only that function: its .text, PT_LOAD, symbol, subprogram, range
+ * and line sequence, the files its lines name, and its own build-id
+ * (bpfstash_entry_func_build_id()) in the note.
+ *
  * The entry has been checked at load (every jited_line_info record points
  * inside its function, the functions' offsets tile the jited file), but
  * this file still bounds every buffer it builds, and refuses functions that
@@ -180,7 +185,9 @@ static void ob_patch_u32(struct obuf *b, size_t at, uint64_t v)
 /* Everything the writer needs, built before libelf sees any of it. */
 struct export {
 	const struct bpfstash_entry *e;
-	uint32_t nr_funcs;
+	int only;			/* the one function exported, or -1: all */
+	const uint8_t *build_id;	/* BPFSTASH_HASH_SIZE bytes, for the note */
+	uint32_t nr_funcs;		/* exported: 1 with @only */
 	uint32_t *order;		/* function indices by address */
 	uint32_t *files;		/* distinct BTF offsets of file names, sorted */
 	uint32_t nr_files;
@@ -217,35 +224,57 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Functions by address; overlapping functions are not a program. */
+/*
+ * Functions by address; overlapping functions are not a program, and an
+ * entry that has some exports none of them.  With @only, that one alone.
+ */
 static int order_funcs(struct export *x)
 {
-	uint32_t i;
+	uint32_t i, n = bpfstash_entry_nr_funcs(x->e);
 
-	x->order = malloc(x->nr_funcs * sizeof(*x->order));
+	x->order = malloc(n * sizeof(*x->order));
 	if (!x->order)
 		return -ENOMEM;
-	for (i = 0; i < x->nr_funcs; i++)
+	for (i = 0; i < n; i++)
 		x->order[i] = i;
 	sort_funcs = func(x, 0);
-	qsort(x->order, x->nr_funcs, sizeof(*x->order), cmp_func_addr);
+	qsort(x->order, n, sizeof(*x->order), cmp_func_addr);
 	sort_funcs = NULL;
-	for (i = 1; i < x->nr_funcs; i++) {
+	for (i = 1; i < n; i++) {
 		const struct bpfstash_func *p = func(x, x->order[i - 1]);
 
 		if (p->addr + p->len > func(x, x->order[i])->addr)
 			return bst_bad("funcs: functions %u and %u overlap", x->order[i - 1],
 				       x->order[i]);
 	}
+	if (x->only >= 0) {
+		x->order[0] = x->only;
+		n = 1;
+	}
+	x->nr_funcs = n;
 	return 0;
 }
 
-/* The distinct file name offsets of the line info, for the file table. */
+/* Whether line record @r belongs to a function exported. */
+static bool line_exported(const struct export *x, uint32_t r)
+{
+	const struct bpfstash_jited_line *jl = x->e->blobs[BPFSTASH_JITED_LINE_INFO];
+
+	return x->only < 0 || jl[r].func == (uint32_t)x->only;
+}
+
+/* The entry point and the compile unit's function: the main one, or @only. */
+static uint32_t main_func(const struct export *x)
+{
+	return x->only < 0 ? 0 : x->only;
+}
+
+/* The distinct file name offsets of the exported line info, for the file table. */
 static int collect_files(struct export *x)
 {
 	const struct bpfstash_content *c = &x->e->meta.content;
 	const struct bpf_line_info *li = x->e->blobs[BPFSTASH_LINE_INFO];
-	uint32_t i, n = 0;
+	uint32_t i, m = 0, n = 0;
 
 	if (!c->nr_jited_line_info)
 		return 0;
@@ -253,9 +282,10 @@ static int collect_files(struct export *x)
 	if (!x->files)
 		return -ENOMEM;
 	for (i = 0; i < c->nr_jited_line_info; i++)
-		x->files[i] = li[i].file_name_off;
-	qsort(x->files, c->nr_jited_line_info, sizeof(*x->files), cmp_u32);
-	for (i = 0; i < c->nr_jited_line_info; i++)
+		if (line_exported(x, i))
+			x->files[m++] = li[i].file_name_off;
+	qsort(x->files, m, sizeof(*x->files), cmp_u32);
+	for (i = 0; i < m; i++)
 		if (!n || x->files[n - 1] != x->files[i])
 			x->files[n++] = x->files[i];
 	x->nr_files = n;
@@ -286,15 +316,15 @@ static void build_note(struct export *x)
 	ob_u32(&x->note, BPFSTASH_HASH_SIZE);
 	ob_u32(&x->note, NT_GNU_BUILD_ID);
 	ob_put(&x->note, owner, sizeof(owner));
-	ob_put(&x->note, x->e->meta.hash, BPFSTASH_HASH_SIZE);
+	ob_put(&x->note, x->build_id, BPFSTASH_HASH_SIZE);
 	/* BPFSTASH_HASH_SIZE is a multiple of 4: no padding. */
 }
 
 /*
  * .debug_line, DWARF 4: a header with the file table, then one sequence
- * per function, rows at each line record's address.  Records that share
- * an address keep the last one, as the kernel and bpfstash_entry_resolve()
- * do.
+ * per function exported, rows at each line record's address.  Records
+ * that share an address keep the last one, as the kernel and
+ * bpfstash_entry_resolve() do.
  */
 static void build_line(struct export *x)
 {
@@ -345,6 +375,11 @@ static void build_line(struct export *x)
 		int64_t cur_line = 1;
 		bool started = false;
 
+		if (!line_exported(x, e->line_order[k])) {
+			while (k < c->nr_jited_line_info && jl[e->line_order[k]].func == fi)
+				k++;
+			continue;
+		}
 		for (; k < c->nr_jited_line_info && jl[e->line_order[k]].func == fi; k++) {
 			uint32_t r = e->line_order[k];
 			uint32_t file, col;
@@ -425,15 +460,26 @@ static void build_abbrev(struct obuf *b)
 	ob_uleb(b, 0);
 }
 
-/* The name of the compile unit: the main function's first file, if any. */
+/*
+ * The name of the compile unit: the first file of the main function (of
+ * the one exported), if any.
+ */
 static const char *cu_name(const struct export *x)
 {
 	const struct bpfstash_entry *e = x->e;
 	const struct bpfstash_jited_line *jl = e->blobs[BPFSTASH_JITED_LINE_INFO];
 	const struct bpf_line_info *li = e->blobs[BPFSTASH_LINE_INFO];
+	uint32_t k, fi = main_func(x);
 
-	if (e->meta.content.nr_jited_line_info && jl[e->line_order[0]].func == 0)
-		return file_name(x, li[e->line_order[0]].file_name_off);
+	/* line_order lists the records by (func, off). */
+	for (k = 0; k < e->meta.content.nr_jited_line_info; k++) {
+		uint32_t r = e->line_order[k];
+
+		if (jl[r].func == fi)
+			return file_name(x, li[r].file_name_off);
+		if (jl[r].func > fi)
+			break;
+	}
 	return e->meta.content.name[0] ? e->meta.content.name : "bpf";
 }
 
@@ -649,7 +695,7 @@ static int write_elf(struct export *x, struct section *scn, uint32_t nr_scn, int
 	ehdr.e_type = ET_EXEC;
 	ehdr.e_machine = bpfstash_entry_meta(x->e)->content.machine;
 	ehdr.e_version = EV_CURRENT;
-	ehdr.e_entry = func(x, 0)->addr;
+	ehdr.e_entry = func(x, main_func(x))->addr;
 	ehdr.e_phoff = sizeof(Elf64_Ehdr);
 	ehdr.e_shoff = off;
 	ehdr.e_shstrndx = nr_scn - 1;
@@ -721,9 +767,11 @@ elf_fail:
 	return err;
 }
 
-int bpfstash_entry_export_elf(const struct bpfstash_entry *e, int fd)
+/* The entry, or its function @only alone (-1: all), as an ELF file to @fd. */
+static int export_elf(const struct bpfstash_entry *e, int only, int fd)
 {
-	struct export x = { .e = e };
+	struct export x = { .e = e, .only = only };
+	uint8_t build_id[BPFSTASH_HASH_SIZE];
 	struct section *scn = NULL;
 	const uint8_t *jited;
 	size_t jited_size;
@@ -734,8 +782,15 @@ int bpfstash_entry_export_elf(const struct bpfstash_entry *e, int fd)
 		return -EINVAL;
 	if (!machine_known(bpfstash_entry_meta(e)->content.machine))
 		return -EOPNOTSUPP;
-	x.nr_funcs = bpfstash_entry_nr_funcs(e);
 	jited = bpfstash_entry_blob(e, BPFSTASH_JITED, &jited_size);
+	if (only >= 0) {
+		err = bpfstash_entry_func_build_id(e, only, build_id);
+		if (err)
+			return err;
+		x.build_id = build_id;
+	} else {
+		x.build_id = e->meta.hash;
+	}
 
 	err = export_build(&x);
 	if (err)
@@ -797,6 +852,43 @@ out:
 	free(scn);
 	export_free(&x);
 	return err;
+}
+
+int bpfstash_entry_export_elf(const struct bpfstash_entry *e, int fd)
+{
+	return export_elf(e, -1, fd);
+}
+
+int bpfstash_entry_export_func_elf(const struct bpfstash_entry *e, uint32_t func, int fd)
+{
+	if (!e || func >= bpfstash_entry_nr_funcs(e))
+		return -EINVAL;
+	return export_elf(e, func, fd);
+}
+
+int bpfstash_entry_func_build_id(const struct bpfstash_entry *e, uint32_t func,
+				 uint8_t build_id[BPFSTASH_HASH_SIZE])
+{
+	static const char domain[] = "bpfstash-func-v1";	/* without its NUL */
+	enum { DOMAIN_LEN = sizeof(domain) - 1, INDEX_OFF = DOMAIN_LEN + BPFSTASH_HASH_SIZE };
+	uint8_t buf[INDEX_OFF + 4];
+	uint8_t digest[BPFSTASH_DIGEST_SIZE];
+	int err;
+
+	if (!e || func >= e->meta.content.nr_funcs)
+		return -EINVAL;
+	memcpy(buf, domain, DOMAIN_LEN);
+	memcpy(buf + DOMAIN_LEN, e->meta.hash, BPFSTASH_HASH_SIZE);
+	/* The index little-endian, whatever the host. */
+	buf[INDEX_OFF] = func;
+	buf[INDEX_OFF + 1] = func >> 8;
+	buf[INDEX_OFF + 2] = func >> 16;
+	buf[INDEX_OFF + 3] = func >> 24;
+	err = bst_sha256(buf, sizeof(buf), digest);
+	if (err)
+		return err;
+	memcpy(build_id, digest, BPFSTASH_HASH_SIZE);
+	return 0;
 }
 
 /* mkdir -p, for the directories of @path up to its last '/'. */

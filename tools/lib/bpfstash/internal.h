@@ -92,6 +92,9 @@ void bst_swab_calls(struct bpfstash_call *c, uint32_t nr);
 int bst_entry_compute_hash(const struct bpfstash_entry *e, bool host_be,
 			   uint8_t hash[BPFSTASH_HASH_SIZE]);
 
+/* SHA-256 of @len bytes at @data (NULL with 0: the empty string): 0 or -EIO. */
+int bst_sha256(const void *data, size_t len, uint8_t out[BPFSTASH_DIGEST_SIZE]);
+
 int bst_read_file_at(int dirfd, const char *name, const char *file, size_t max,
 		     void **buf, size_t *size);
 int bst_entry_index(struct bpfstash_entry *e);

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define LIBBPFSTASH_MAJOR_VERSION 1
-#define LIBBPFSTASH_MINOR_VERSION 2
+#define LIBBPFSTASH_MINOR_VERSION 3
 
 /*
  * The version of the library running, which can be later than the headers
@@ -480,6 +480,38 @@ int bpfstash_entry_export_elf(const struct bpfstash_entry *entry, int fd);
  */
 int bpfstash_entry_export_build_id(const struct bpfstash_entry *entry, const char *dir,
 				   char *path, size_t path_size);
+
+/*
+ * One function of an entry on its own (LIBBPFSTASH_1.3), for tools that
+ * take each function for a module of its own, as perf takes a file in its
+ * build-id cache at a function's address for a kernel module's.
+ *
+ * bpfstash_entry_func_build_id() gives function @func's build-id, which is
+ * part of the format: a tool outside this library recomputes it as the
+ * first BPFSTASH_HASH_SIZE (20) bytes of the SHA-256 of the 40 bytes
+ *
+ *	"bpfstash-func-v1"	16 bytes of ASCII, without a NUL
+ *	meta.hash		the entry's hash, which names it: BPFSTASH_HASH_SIZE bytes
+ *	func			its index in funcs, a u32, little-endian (4 bytes)
+ *
+ * It depends on nothing else, so a META-only load gives it too.  0, -EINVAL
+ * for a NULL @entry or @func not below content.nr_funcs, or -EIO if the
+ * digest cannot be computed.
+ *
+ * bpfstash_entry_export_func_elf() writes function @func alone as
+ * bpfstash_entry_export_elf() writes the whole entry: the same ELF (the
+ * entry's machine, ET_EXEC, the same layout), with one .text section and
+ * one PT_LOAD at the function's load address holding its JITed bytes, one
+ * STT_FUNC symbol (its kallsyms name), an NT_GNU_BUILD_ID note with its
+ * build-id (not the entry's hash), and DWARF for it alone: its line
+ * sequence, the files its lines name, and a compile unit with its one
+ * subprogram and its one range, at absolute addresses.  The same function
+ * of the same entry always gives the same bytes.  Errors as
+ * bpfstash_entry_export_elf(), and -EINVAL for @func out of range.
+ */
+int bpfstash_entry_func_build_id(const struct bpfstash_entry *entry, uint32_t func,
+				 uint8_t build_id[BPFSTASH_HASH_SIZE]);
+int bpfstash_entry_export_func_elf(const struct bpfstash_entry *entry, uint32_t func, int fd);
 
 /*
  * Agents (LIBBPFSTASH_0.3): for a long-running profiler that resolves
