@@ -250,6 +250,13 @@ static int do_help(int argc, char **argv)
 	       "                            copy stdin to stdout, each BPF frame of a stack\n"
 	       "                            trace (dmesg, oops, bpftrace, /proc/PID/stack, perf\n"
 	       "                            script) followed by file:line:col (-s: and source)\n"
+	       "  inject [-i IN] [-o OUT] [--archive DIR] [--buildid-dir DIR]\n"
+	       "                            a perf.data (or perf record -o - stream) in which a\n"
+	       "                            perf without bpfstash resolves BPF programs, gone or\n"
+	       "                            not, to function and source line: each function's\n"
+	       "                            ELF goes into perf's build-id cache (default\n"
+	       "                            $PERF_BUILDID_DIR, else ~/.debug); IN, OUT: - (stdin,\n"
+	       "                            stdout) by default\n"
 	       "  watch [--existing] [--count N] [--duration S] [--pages N]\n"
 	       "                            print each program loaded and unloaded as a JSON\n"
 	       "                            line (lost records: a \"lost\" line, then the stash is\n"
@@ -269,7 +276,10 @@ static int do_help(int argc, char **argv)
 	       "  -t, --to DIR     export's destination\n"
 	       "  -a, --at TIME    resolve and decode: when the address was seen\n"
 	       "  -s, --source     decode: append the source line too\n"
-	       "  -A, --archive DIR decode: also the entries bpfstash-gc archived into DIR\n"
+	       "  -A, --archive DIR decode, inject: also the entries bpfstash-gc archived into DIR\n"
+	       "  -i, --input FILE inject: the perf.data to read (default: stdin)\n"
+	       "  -o, --output FILE inject: the perf.data to write (default: stdout)\n"
+	       "      --buildid-dir DIR inject: perf's build-id cache\n"
 	       "      --kallsyms FILE decode: the boot's /proc/kallsyms (default: this one's),\n"
 	       "                   to recompute frames named after the wrong kernel symbol\n"
 	       "      --existing   watch: first, what the stash already holds (source scan)\n"
@@ -321,6 +331,7 @@ static const struct cmd commands[] = {
 	{ "verify",	do_verify,	"" },
 	{ "export",	do_export,	"t" },
 	{ "decode",	do_decode,	"saABK" },
+	{ "inject",	do_inject,	"ioAU" },
 	{ "watch",	do_watch,	"CDPE" },
 	{ "help",	do_help,	"" },
 	{ "version",	do_version,	"" },
@@ -382,6 +393,9 @@ int main(int argc, char **argv)
 		{ "duration",	required_argument,	NULL, 'D' },
 		{ "pages",	required_argument,	NULL, 'P' },
 		{ "existing",	no_argument,		NULL, 'E' },
+		{ "input",	required_argument,	NULL, 'i' },
+		{ "output",	required_argument,	NULL, 'o' },
+		{ "buildid-dir", required_argument,	NULL, 'U' },
 		{ NULL }
 	};
 	bool help = false, version = false;
@@ -394,7 +408,7 @@ int main(int argc, char **argv)
 		return EXIT_FAIL;
 	opterr = 0;
 	/* "-" returns non-options in order as 1: options go anywhere. */
-	while ((opt = getopt_long(argc, argv, "-jpr:t:a:A:svVh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "-jpr:t:a:A:svVhi:o:", options, NULL)) != -1) {
 		if (opt > 1 && opt < 128) {
 			const struct option *o;
 
@@ -474,8 +488,17 @@ int main(int argc, char **argv)
 		case 'E':
 			opts.existing = true;
 			break;
+		case 'i':
+			opts.input = optarg;
+			break;
+		case 'o':
+			opts.output = optarg;
+			break;
+		case 'U':
+			opts.buildid_dir = optarg;
+			break;
 		default:
-			if (optopt && strchr("rtaACDP", optopt))
+			if (optopt && strchr("rtaACDPioU", optopt))
 				ret = usage_error("option '%s' needs an argument", argv[optind - 1]);
 			else
 				ret = usage_error("unknown option '%s'", argv[optind - 1]);

@@ -40,6 +40,9 @@ struct opts {
 	double duration;	/* watch --duration SECONDS */
 	size_t pages;		/* watch --pages N */
 	bool existing;		/* watch --existing */
+	const char *input;	/* inject -i FILE */
+	const char *output;	/* inject -o FILE */
+	const char *buildid_dir;	/* inject --buildid-dir DIR */
 };
 
 extern struct opts opts;
@@ -83,6 +86,7 @@ int do_verify(int argc, char **argv);
 int do_export(int argc, char **argv);
 int do_decode(int argc, char **argv);
 int do_watch(int argc, char **argv);
+int do_inject(int argc, char **argv);
 
 /* Print the candidates of an ambiguous resolution (text: on stderr). */
 void print_candidates(const struct bpfstash_candidates *c, bool only_at_time);

@@ -1,0 +1,236 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# In-guest suite "perf_inject": bpfstash inject, for perfs without bpfstash
+# (the unpatched 6.12 perf built from the same tree, build/perf-base/perf,
+# and Debian 12's perf 6.1, /usr/bin/perf), on BPF programs that live for a
+# fraction of a second and are gone before the report.
+#
+#   resolution     perf record -a -k boottime by each perf while bpf_churn
+#                  loads, runs hot and closes its programs; bpfstash inject;
+#                  perf script of the injected file: >= 99% of the samples
+#                  in those programs have the right function and source
+#                  line, judged by perf_truth against the stash (the same
+#                  judge as the perf suite's); the recording itself, before
+#                  inject, side by side; and the addresses the JIT gave to
+#                  more than one program in the recording (their samples are
+#                  judged like the others);
+#   default_clock  the same with perf record's own clock (no -k): programs
+#                  are told apart by their PERF_RECORD_BPF_EVENT ids, not
+#                  by time; >= 99% of the samples in them have a line of
+#                  churn.bpf.c, and inject found every one of the
+#                  workload's functions;
+#   pipe           perf record -o - | bpfstash inject | perf script;
+#   passthrough    a recording with no BPF function in it comes out
+#                  byte-identical; in one with BPF functions, the samples
+#                  outside BPF are what perf script printed before;
+#   archive        the entries removed by bpfstash-gc --archive are found
+#                  in the archive (inject --archive), as before;
+#   bad_input      truncated, oversized and garbage perf.data files give a
+#                  clear error, exit 1, and leave no output file; -o the
+#                  input itself replaces it only once the injection is whole.
+#
+# Environment: PERF_PROGRAMS (100) and PERF_MS (25, per program).
+set -u
+top=${BPFSTASH_TOP:?}
+tests=${BPFSTASH_TESTS:-$top/build/tests}
+bin=$(dirname "$tests")
+base=$bin/perf-base/perf
+debian=/usr/bin/perf
+churn=$tests/perf/bpf_churn
+truth=$tests/perf/perf_truth
+bpfstash=$bin/bpfstash/bpfstash
+gc=$bin/bpfstash-gc/bpfstash-gc
+S=/sys/fs/bpfstash
+N=${PERF_PROGRAMS:-100}
+MS=${PERF_MS:-25}
+rc=0
+
+pass() { echo "PASS perf_inject.$1"; }
+fail() { echo "FAIL perf_inject.$1: $2"; rc=1; }
+skip() { echo "SKIP perf_inject.$1: $2"; }
+note() { echo "  perf_inject.$1: $2"; }
+die() { fail "$1" "$2"; exit 1; }
+
+work=$(mktemp -d /tmp/perf_inject.XXXXXX) || die setup "mktemp"
+trap 'cd /; rm -rf $work' EXIT
+cd "$work" || die setup "cd $work"
+# The build-id cache both perfs and inject use; addr2line's timeout as in
+# the perf suite (TCG can be slow to start it).
+export PERF_BUILDID_DIR=$work/debug
+printf '[core]\n\taddr2line-timeout = 60000\n[buildid]\n\tdir = %s\n' "$PERF_BUILDID_DIR" > perfconfig
+export PERF_CONFIG=$work/perfconfig
+for t in "$base" "$churn" "$truth" "$bpfstash" "$gc"; do
+	[ -x "$t" ] || die setup "$t is not built (make perf-base tools tests)"
+done
+grep -q " $S bpfstash " /proc/mounts || mount -t bpfstash none $S || die setup "mount -t bpfstash"
+perfs="$base"
+if [ -x "$debian" ]; then
+	perfs="$perfs $debian"
+else
+	note setup "$debian is missing (linux-perf): Debian's perf not tried"
+fi
+
+field() { awk -v f="$2" '$1 == "samples" { print $f }' "$1" | tr -d '%'; }
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
+script() { "$1" script -F time,ip,sym,dso,srcline --ns -i "$2" > "$3" 2> "$3.err"; }
+# Samples in the workload's programs with a source line of churn.bpf.c, of
+# all samples in them: "N M".
+lines_of() {
+	awk '/^ *[0-9]+\.[0-9]+: / { if (bpf) n++; bpf = ($3 ~ /^bpf_prog_[0-9a-f]{16}_churn/); next }
+	     bpf { n++; if ($1 ~ /^churn\.bpf\.c:[0-9]+$/) l++; bpf = 0 }
+	     END { if (bpf) n++; printf "%d %d\n", l, n }' "$1"
+}
+
+# 1. Recorded by each perf with -k boottime, judged against the stash.
+ok=1
+for p in $perfs; do
+	v=$("$p" --version | awk '{ print $3 }')
+	name=$(basename "$(dirname "$p")")
+	[ "$p" = "$debian" ] && name=debian
+	if ! "$p" record -a -e cpu-clock -F 1000 -k boottime -o "$name.data" -- \
+		"$churn" -n "$N" -m "$MS" -l "$name.log" > "$name.record" 2>&1; then
+		fail resolution "perf $v record failed: $(tail -c 300 "$name.record")"
+		ok=0
+		continue
+	fi
+	script "$p" "$name.data" "$name.before"
+	"$truth" "$name.log" "$name.before" > "$name.before.truth" 2> /dev/null
+	t0=$(date +%s.%N)
+	if ! "$bpfstash" inject -j -i "$name.data" -o "$name.inj" > "$name.json" 2> "$name.inject.err"; then
+		fail resolution "inject of perf $v's recording: $(tail -c 300 "$name.inject.err")"
+		ok=0
+		continue
+	fi
+	t1=$(date +%s.%N)
+	script "$p" "$name.inj" "$name.after"
+	"$truth" "$name.log" "$name.after" > "$name.after.truth" 2> "$name.misses"
+	n=$(field "$name.after.truth" 2)
+	pl=$(field "$name.after.truth" 8)
+	# Addresses the JIT gave to several of the workload's programs.
+	reused=$("$p" script --show-mmap-events -i "$name.inj" 2> /dev/null |
+		sed -nE 's/.*PERF_RECORD_MMAP2.*\[0x([0-9a-f]+)\(.*\[bpfstash_([0-9a-f]+)_[0-9]+\].*/\1 \2/p' |
+		sort -u | awk '{ c[$1]++ } END { for (a in c) if (c[a] > 1) n++; print n + 0 }')
+	note resolution "perf $v: $N programs; before inject $(field "$name.before.truth" 7) of $(field "$name.before.truth" 2) samples in them had function and line ($(field "$name.before.truth" 8)%); after: $(field "$name.after.truth" 7) of $n ($pl%), function alone $(field "$name.after.truth" 5)%"
+	note resolution "perf $v: inject $(jq -r '"\(.bytes_in) -> \(.bytes_out) bytes, \(.injected) of \(.ksymbols) functions injected (\(.functions) distinct), \(.not_found) in no stash, \(.ambiguous) ambiguous, by time: \(.by_time), \(.elf_written) ELF files"' "$name.json") in $(echo "$t1 - $t0" | bc) s; $reused addresses held by more than one program"
+	if [ "${n:-0}" -lt 100 ]; then
+		fail resolution "perf $v: only ${n:-0} samples in the programs: too few to judge"
+		ok=0
+	elif ! ge "$pl" 99; then
+		fail resolution "perf $v: $pl% < 99%: $(head -n 3 "$name.misses" | tr '\n' ' ')"
+		mkdir -p "${BPFSTASH_RESULTS:-/tmp}/perf_inject"
+		cp "$name.log" "$name.after" "$name.misses" "$name.inject.err" "${BPFSTASH_RESULTS:-/tmp}/perf_inject/" 2> /dev/null
+		ok=0
+	elif [ "$reused" -lt 1 ]; then
+		fail resolution "perf $v: no address was reused by two programs: the case is not tested"
+		ok=0
+	fi
+done
+[ $ok = 1 ] && pass resolution
+
+# 2. perf record's own clock: the programs by their ids.
+if "$base" record -a -e cpu-clock -F 1000 -o clock.data -- \
+	"$churn" -n 20 -m "$MS" -l clock.log > clock.record 2>&1 &&
+	"$bpfstash" inject -j -i clock.data -o clock.inj > clock.json 2> clock.err; then
+	script "$base" clock.inj clock.after
+	set -- $(lines_of clock.after)
+	l=$1 n=$2
+	nf=$(jq .not_found clock.json)
+	# Every function of the workload's programs, and perf's own: injected.
+	note default_clock "$l of $n samples in the programs with a line of churn.bpf.c; $(jq -r '"\(.injected) of \(.ksymbols) functions injected, \(.not_found) in no stash, \(.ambiguous) ambiguous, by time: \(.by_time)"' clock.json)"
+	if [ "$n" -lt 20 ]; then
+		fail default_clock "only $n samples in the programs"
+	elif [ "$(jq .by_time clock.json)" != false ]; then
+		fail default_clock "inject used times of a recording without -k boottime"
+	elif ! ge "$((l * 100))" "$((n * 99))"; then
+		fail default_clock "$l of $n samples with a source line: $(grep -A1 'bpf_prog_' clock.after | head -n 4 | tr '\n' ' ')"
+	else
+		pass default_clock
+	fi
+else
+	fail default_clock "record or inject failed: $(tail -c 300 clock.record clock.err)"
+fi
+
+# 3. A pipe, end to end.
+"$base" record -q -a -e cpu-clock -F 1000 -k boottime -o - -- "$churn" -n 20 -m "$MS" -l pipe.log 2> pipe.record |
+	"$bpfstash" inject > pipe.inj 2> pipe.err
+st=$?
+script "$base" pipe.inj pipe.after
+"$truth" pipe.log pipe.after > pipe.truth 2> /dev/null
+if [ $st -ne 0 ]; then
+	fail pipe "inject exited $st: $(tail -c 300 pipe.err)"
+elif ! ge "$(field pipe.truth 8)" 99 || [ "$(field pipe.truth 2)" -lt 20 ]; then
+	fail pipe "$(cat pipe.truth): $(tail -c 200 pipe.after.err)"
+else
+	note pipe "$(tr '\n' ' ' < pipe.err | sed 's/bpfstash inject: //g')"
+	note pipe "$(field pipe.truth 7) of $(field pipe.truth 2) samples with function and line ($(field pipe.truth 8)%)"
+	pass pipe
+fi
+
+# 4. Nothing to inject: the same bytes; samples outside BPF: the same lines.
+"$base" record -q -e cpu-clock --no-bpf-event -o plain.data -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done' 2> /dev/null
+"$bpfstash" inject -i plain.data -o plain.inj 2> plain.err
+st=$?
+name=perf-base
+[ -s "$name.data" ] || name=debian
+grep -v 'bpf_prog_' "$name.before" > outside.before
+grep -v 'bpf_prog_' "$name.after" > outside.after
+if [ $st -ne 0 ] || ! cmp -s plain.data plain.inj; then
+	fail passthrough "a recording without BPF functions changed (exit $st): $(cmp plain.data plain.inj 2>&1 | head -c 200)"
+elif ! cmp -s outside.before outside.after; then
+	fail passthrough "samples outside BPF differ after inject: $(diff outside.before outside.after | head -n 4 | tr '\n' ' ')"
+else
+	note passthrough "$(stat -c %s plain.data) bytes unchanged; $(grep -c '^ *[0-9]*\.[0-9]*:' outside.before) samples outside BPF printed the same"
+	pass passthrough
+fi
+
+# 5. The entries archived and removed by bpfstash-gc: found in the archive.
+A=$work/archive
+if [ -s perf-base.data ] && "$gc" --max-entries 1 --archive "$A" > gc.out 2>&1; then
+	left=$(ls $S | grep -c '^[0-9a-f]\{40\}$')
+	rm -rf "$PERF_BUILDID_DIR"
+	"$bpfstash" inject -j --archive "$A" -i perf-base.data -o archived.inj > archived.json 2> archived.err
+	st=$?
+	script "$base" archived.inj archived.after
+	set -- $(lines_of archived.after)
+	l=$1 n=$2
+	note archive "$left entries left in the stash; $(jq -r '"\(.injected) of \(.ksymbols) functions injected, \(.not_found) in no stash"' archived.json 2> /dev/null); $l of $n samples in the programs with a line of churn.bpf.c"
+	if [ $st -ne 0 ]; then
+		fail archive "inject --archive exited $st: $(tail -c 300 archived.err)"
+	elif [ "$n" -lt 50 ] || ! ge "$((l * 100))" "$((n * 99))"; then
+		fail archive "$l of $n samples with a line"
+	else
+		pass archive
+	fi
+else
+	fail archive "bpfstash-gc --archive failed: $(tail -c 300 gc.out)"
+fi
+
+# 6. Bad input: a clear error, exit 1, no output left behind.
+bad=""
+src=perf-base.data
+[ -s "$src" ] || src=plain.data
+size=$(stat -c %s "$src")
+head -c 100 "$src" > bad.short
+head -c $((size / 2)) "$src" > bad.half
+head -c 4096 /dev/urandom > bad.random
+cp "$src" bad.datasize && printf '\xff\xff\xff\xff\xff\xff\xff\x7f' | dd of=bad.datasize bs=1 seek=48 conv=notrunc 2> /dev/null
+cp "$src" bad.recsize && printf '\x04\x00' | dd of=bad.recsize bs=1 seek=$(($(od -An -t u8 -j 40 -N 8 "$src") + 6)) conv=notrunc 2> /dev/null
+: > bad.empty
+for f in bad.short bad.half bad.random bad.datasize bad.recsize bad.empty; do
+	rm -f "$f.out"
+	"$bpfstash" inject -i "$f" -o "$f.out" > /dev/null 2> "$f.err"
+	st=$?
+	note bad_input "$f: exit $st: $(head -n 1 "$f.err")"
+	if [ $st -ne 1 ] || ! grep -q '^Error: ' "$f.err" || [ -e "$f.out" ]; then
+		bad="$bad $f (exit $st$([ -e "$f.out" ] && echo ', output left'))"
+	fi
+done
+# In place: the output is written beside and renamed over the input.
+cp "$src" inplace.data
+if ! "$bpfstash" inject -i inplace.data -o inplace.data 2> inplace.err ||
+	! "$bpfstash" inject -i "$src" -o inplace.ref 2> /dev/null || ! cmp -s inplace.data inplace.ref; then
+	bad="$bad in-place($(head -c 200 inplace.err))"
+fi
+[ -z "$bad" ] && pass bad_input || fail bad_input "$bad"
+
+exit $rc
