@@ -76,7 +76,7 @@ script() { "$1" script -F time,ip,sym,dso,srcline --ns -i "$2" > "$3" 2> "$3.err
 # Samples in the workload's programs with a source line of churn.bpf.c, of
 # all samples in them: "N M".
 lines_of() {
-	awk '/^ *[0-9]+\.[0-9]+: / { if (bpf) n++; bpf = ($3 ~ /^bpf_prog_[0-9a-f]{16}_churn/); next }
+	awk '/^ *[0-9]+\.[0-9]+: / { if (bpf) n++; bpf = ($3 ~ /^bpf_prog_[0-9a-f]+_churn/); next }
 	     bpf { n++; if ($1 ~ /^churn\.bpf\.c:[0-9]+$/) l++; bpf = 0 }
 	     END { if (bpf) n++; printf "%d %d\n", l, n }' "$1"
 }
@@ -111,6 +111,7 @@ for p in $perfs; do
 		sed -nE 's/.*PERF_RECORD_MMAP2.*\[0x([0-9a-f]+)\(.*\[bpfstash_([0-9a-f]+)_[0-9]+\].*/\1 \2/p' |
 		sort -u | awk '{ c[$1]++ } END { for (a in c) if (c[a] > 1) n++; print n + 0 }')
 	note resolution "perf $v: $N programs; before inject $(field "$name.before.truth" 7) of $(field "$name.before.truth" 2) samples in them had function and line ($(field "$name.before.truth" 8)%); after: $(field "$name.after.truth" 7) of $n ($pl%), function alone $(field "$name.after.truth" 5)%"
+	grep -m 2 'in no stash' "$name.inject.err" | sed "s/^/  perf_inject.resolution: perf $v: /"
 	note resolution "perf $v: inject $(jq -r '"\(.bytes_in) -> \(.bytes_out) bytes, \(.injected) of \(.ksymbols) functions injected (\(.functions) distinct), \(.not_found) in no stash, \(.ambiguous) ambiguous, by time: \(.by_time), \(.elf_written) ELF files"' "$name.json") in $(echo "$t1 - $t0" | bc) s; $reused addresses held by more than one program"
 	if [ "${n:-0}" -lt 100 ]; then
 		fail resolution "perf $v: only ${n:-0} samples in the programs: too few to judge"
@@ -159,7 +160,10 @@ script "$base" pipe.inj pipe.after
 if [ $st -ne 0 ]; then
 	fail pipe "inject exited $st: $(tail -c 300 pipe.err)"
 elif ! ge "$(field pipe.truth 8)" 99 || [ "$(field pipe.truth 2)" -lt 20 ]; then
-	fail pipe "$(cat pipe.truth): $(tail -c 200 pipe.after.err)"
+	fail pipe "$(cat pipe.truth): $(tail -c 200 pipe.after.err) $(tr '\n' ' ' < pipe.err)"
+	grep -m 3 -A1 '_churn' pipe.after | sed 's/^/  perf_inject.pipe: /'
+	mkdir -p "${BPFSTASH_RESULTS:-/tmp}/perf_inject"
+	cp pipe.log pipe.after pipe.inj pipe.err "${BPFSTASH_RESULTS:-/tmp}/perf_inject/" 2> /dev/null
 else
 	note pipe "$(tr '\n' ' ' < pipe.err | sed 's/bpfstash inject: //g')"
 	note pipe "$(field pipe.truth 7) of $(field pipe.truth 2) samples with function and line ($(field pipe.truth 8)%)"
@@ -172,8 +176,10 @@ fi
 st=$?
 name=perf-base
 [ -s "$name.data" ] || name=debian
-grep -v 'bpf_prog_' "$name.before" > outside.before
-grep -v 'bpf_prog_' "$name.after" > outside.after
+# A sample's lines (its line, then its srcline): those of BPF samples left out.
+outside() { awk '/^ *[0-9]+\.[0-9]+: / { bpf = ($3 ~ /^bpf_prog_[0-9a-f]+/) } !bpf' "$1"; }
+outside "$name.before" > outside.before
+outside "$name.after" > outside.after
 if [ $st -ne 0 ] || ! cmp -s plain.data plain.inj; then
 	fail passthrough "a recording without BPF functions changed (exit $st): $(cmp plain.data plain.inj 2>&1 | head -c 200)"
 elif ! cmp -s outside.before outside.after; then

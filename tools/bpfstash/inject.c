@@ -555,9 +555,11 @@ static void find(struct state *s, struct pend *p, uint32_t prog_id, bool final)
 	const struct ksym_rec *k = (const void *)p->rec;
 	struct bpfstash_resolve_opts at = { .sz = sizeof(at) };
 	char hash[BPFSTASH_HEX_LEN + 1] = "";
-	int stash = -1, n = 0, pass;
+	int stash = -1, n = 0, pass, elsewhere = 0;
+	bool refreshed = false;
 	uint32_t func = 0;
 
+again:
 	for (pass = 0; pass < 2 && !n; pass++) {
 		const struct bpfstash_resolve_opts *o = NULL;
 		int i;
@@ -583,8 +585,12 @@ static void find(struct state *s, struct pend *p, uint32_t prog_id, bool final)
 			for (j = 0; j < bpfstash_candidates_count(c); j++) {
 				const struct bpfstash_candidate *cd = bpfstash_candidates_get(c, j);
 
-				if (cd->addr != k->addr || !cd->at_time ||
-				    (prog_id && cd->prog_id != prog_id))
+				if (cd->addr != k->addr) {
+					/* The same code, stored when it was loaded elsewhere. */
+					elsewhere++;
+					continue;
+				}
+				if (!cd->at_time || (prog_id && cd->prog_id != prog_id))
 					continue;
 				/* The same entry twice: in the stash and in its archive. */
 				if (n && !strcmp(hash, cd->hash))
@@ -598,6 +604,24 @@ static void find(struct state *s, struct pend *p, uint32_t prog_id, bool final)
 			}
 			bpfstash_candidates_free(c);
 		}
+	}
+	/*
+	 * Entries stored since the index was read (inject reading a recording
+	 * as it is made, from a pipe): the mounted stash's index is read
+	 * again, once per miss, which costs one read of its generation when
+	 * nothing changed.  A copy (an archive) does not change.
+	 */
+	if (!n && !elsewhere && final && !refreshed) {
+		bool moved = false;
+		int i;
+
+		for (i = 0; i < INJECT_MAX_STASHES; i++)
+			if (s->idx[i] && bpfstash_is_mounted(s->inj->stash[i]) &&
+			    bpfstash_index_refresh(s->idx[i]) == 0)
+				moved = true;
+		refreshed = true;
+		if (moved)
+			goto again;
 	}
 	if (n == 1) {
 		p->found = true;
@@ -615,6 +639,16 @@ static void find(struct state *s, struct pend *p, uint32_t prog_id, bool final)
 		warn(s, "%s at 0x%" PRIx64 ": held by %d entries%s; left as it is", k->name,
 		     (uint64_t)k->addr, n,
 		     s->boottime ? "" : " (a recording with perf record -k boottime tells them apart)");
+	} else if (elsewhere) {
+		/*
+		 * A program whose JITed bytes, functions and BTF equal an
+		 * earlier one's has that one's entry (content-addressed), with
+		 * the earlier addresses: the ELF file's addresses would not be
+		 * this program's.  perf keeps the KSYMBOL's name for it.
+		 */
+		s->inj->stats.elsewhere++;
+		warn(s, "%s at 0x%" PRIx64 ": its entry holds the same code at another address "
+		     "(loaded again, byte for byte); left as it is", k->name, (uint64_t)k->addr);
 	} else {
 		s->inj->stats.not_found++;
 		warn(s, "%s at 0x%" PRIx64 "%s%.0" PRIu32 ": in no stash; left as it is", k->name,
@@ -995,9 +1029,11 @@ static uint64_t build_ids_size(const struct state *s)
 static int run_file(struct state *s, uint64_t file_size)
 {
 	struct file_section in_feat[FEAT_BITS], out_feat[FEAT_BITS], sec[FEAT_BITS];
+	uint64_t end, off, data_end, tail, add, ins_at;
 	struct file_header h;
 	unsigned int bit, nr = 0, i;
-	uint64_t end, off, data_end;
+	bool had_build_id;
+	int64_t shift;
 	uint8_t *attr;
 
 	if (pread_all(s, &h, sizeof(h), 0, "the perf.data header"))
@@ -1076,34 +1112,48 @@ static int run_file(struct state *s, uint64_t file_size)
 		return -1;
 	h.data.size = s->out_off - h.data.offset;
 
-	/* The feature sections after it, the build-id table grown. */
+	/*
+	 * The feature sections after it, where they were relative to one
+	 * another (perf can leave gaps, a slot of the index it did not fill):
+	 * the bytes after the index are copied as they are, with the new
+	 * build-id records inserted at the end of the build-id table, or, if
+	 * the file had none, a table added at the end with a slot in the index.
+	 */
 	memset(sec, 0, sizeof(sec));
 	for (i = 0, bit = 0; bit < FEAT_BITS; bit++)
 		if (feat_test(&h, bit))
 			sec[bit] = in_feat[i++];
-	if (s->nr_funcs && !feat_test(&h, FEAT_BUILD_ID)) {
+	tail = data_end + nr * sizeof(struct file_section);
+	for (bit = 0; bit < FEAT_BITS; bit++)
+		if (feat_test(&h, bit) && sec[bit].size && sec[bit].offset < tail)
+			return fail(s, "feature section %u lies before the end of the feature index: "
+				    "a layout this reader does not copy", bit);
+	add = build_ids_size(s);
+	had_build_id = feat_test(&h, FEAT_BUILD_ID);
+	ins_at = had_build_id ? sec[FEAT_BUILD_ID].offset + sec[FEAT_BUILD_ID].size : file_size;
+	if (add && !had_build_id) {
 		h.features[FEAT_BUILD_ID / 64] |= 1ULL << (FEAT_BUILD_ID % 64);
+		sec[FEAT_BUILD_ID].offset = file_size;
 		nr++;
 	}
-	off = s->out_off + nr * sizeof(struct file_section);
+	/* Where the old tail goes: after the new data section and the index. */
+	shift = (int64_t)(s->out_off + nr * sizeof(struct file_section)) - (int64_t)tail;
 	for (i = 0, bit = 0; bit < FEAT_BITS; bit++) {
 		if (!feat_test(&h, bit))
 			continue;
-		out_feat[i].offset = off;
-		out_feat[i].size = sec[bit].size + (bit == FEAT_BUILD_ID ? build_ids_size(s) : 0);
-		off += out_feat[i].size;
+		out_feat[i] = sec[bit];
+		out_feat[i].offset += shift;
+		if (bit == FEAT_BUILD_ID)
+			out_feat[i].size += add;
+		else if (sec[bit].offset >= ins_at && had_build_id && add)
+			out_feat[i].offset += add;
 		i++;
 	}
-	if (out_put(s, out_feat, nr * sizeof(out_feat[0])))
+	if (out_put(s, out_feat, nr * sizeof(out_feat[0])) ||
+	    copy_range(s, tail, ins_at - tail, "the feature sections") ||
+	    put_build_ids(s) ||
+	    copy_range(s, ins_at, file_size - ins_at, "the feature sections"))
 		return -1;
-	for (bit = 0; bit < FEAT_BITS; bit++) {
-		if (!feat_test(&h, bit))
-			continue;
-		if (copy_range(s, sec[bit].offset, sec[bit].size, "a feature section"))
-			return -1;
-		if (bit == FEAT_BUILD_ID && put_build_ids(s))
-			return -1;
-	}
 	end = s->out_off;
 	if (out_flush(s))
 		return -1;

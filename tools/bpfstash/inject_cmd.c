@@ -46,6 +46,7 @@ static void summary(const struct inject *inj, const char *out, const char *dir, 
 		jsonw_uint_field(json_wtr, "functions", st->functions);
 		jsonw_uint_field(json_wtr, "not_found", st->not_found);
 		jsonw_uint_field(json_wtr, "ambiguous", st->ambiguous);
+		jsonw_uint_field(json_wtr, "elsewhere", st->elsewhere);
 		jsonw_bool_field(json_wtr, "by_time", st->used_time);
 		jsonw_string_field(json_wtr, "buildid_dir", dir ? dir : "");
 		jsonw_uint_field(json_wtr, "elf_written", st->elf_written);
@@ -60,8 +61,8 @@ static void summary(const struct inject *inj, const char *out, const char *dir, 
 		st->bytes_out, secs);
 	fprintf(stderr, "bpfstash inject: %" PRIu64 " BPF functions registered: %" PRIu64
 		" injected (%" PRIu64 " distinct), %" PRIu64 " in no stash, %" PRIu64
-		" ambiguous\n", st->ksymbols, st->injected, st->functions, st->not_found,
-		st->ambiguous);
+		" ambiguous, %" PRIu64 " stored from a load at another address\n", st->ksymbols,
+		st->injected, st->functions, st->not_found, st->ambiguous, st->elsewhere);
 	if (dir)
 		fprintf(stderr, "bpfstash inject: %s: %" PRIu64 " ELF files written, %" PRIu64
 			" already there%s%.0" PRIu64 "%s\n", dir, st->elf_written, st->elf_present,
