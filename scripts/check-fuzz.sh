@@ -2,7 +2,8 @@
 # The fuzzing half of the host checks: build the libFuzzer targets
 # (tests/fuzz, clang with ASan and UBSan: libbpfstash's entries, perf's
 # PERF_RECORD_MMAP3 records, bpfstash decode's text scanner, the agent's
-# handling of perf records and the kernel's index file) and run each
+# handling of perf records, the kernel's index file and bpfstash inject's
+# reading of a perf.data) and run each
 # briefly from its corpus (its seeds plus what earlier runs found, kept in
 # build/fuzz/corpus).
 # Prints "PASS fuzz.<target> (N runs)" or "FAIL ...".
@@ -24,7 +25,7 @@ if ! make -s -C "$top/tests/fuzz" O="$out" > "$out/build.log" 2>&1; then
 	exit 1
 fi
 
-for t in entry mmap3 decode agent index; do
+for t in entry mmap3 decode agent index inject; do
 	corpus=$out/corpus/$t
 	crashes=$out/crashes/$t
 	seed=$out/seed

@@ -611,7 +611,7 @@ again:
 	 * again, once per miss, which costs one read of its generation when
 	 * nothing changed.  A copy (an archive) does not change.
 	 */
-	if (!n && !elsewhere && final && !refreshed) {
+	if (!n && final && !refreshed) {
 		bool moved = false;
 		int i;
 
@@ -620,8 +620,10 @@ again:
 			    bpfstash_index_refresh(s->idx[i]) == 0)
 				moved = true;
 		refreshed = true;
-		if (moved)
+		if (moved) {
+			elsewhere = 0;
 			goto again;
+		}
 	}
 	if (n == 1) {
 		p->found = true;
