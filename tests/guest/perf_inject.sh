@@ -14,6 +14,9 @@
 #                  inject, side by side; and the addresses the JIT gave to
 #                  more than one program in the recording (their samples are
 #                  judged like the others);
+#   annotate       perf annotate (6.12) of the hottest of those functions
+#                  disassembles it from the injected ELF file, with its
+#                  samples;
 #   default_clock  the same with perf record's own clock (no -k): programs
 #                  are told apart by their PERF_RECORD_BPF_EVENT ids, not
 #                  by time; >= 99% of the samples in them have a line of
@@ -25,6 +28,9 @@
 #                  outside BPF are what perf script printed before;
 #   archive        the entries removed by bpfstash-gc --archive are found
 #                  in the archive (inject --archive), as before;
+#   move_prepare   perf archive of the injected file, for the suite perf_move
+#                  (a second boot with no stash: the unpatched perf resolves
+#                  the samples from the archive alone);
 #   bad_input      truncated, oversized and garbage perf.data files give a
 #                  clear error, exit 1, and leave no output file; -o the
 #                  input itself replaces it only once the injection is whole.
@@ -112,7 +118,7 @@ for p in $perfs; do
 		sort -u | awk '{ c[$1]++ } END { for (a in c) if (c[a] > 1) n++; print n + 0 }')
 	note resolution "perf $v: $N programs; before inject $(field "$name.before.truth" 7) of $(field "$name.before.truth" 2) samples in them had function and line ($(field "$name.before.truth" 8)%); after: $(field "$name.after.truth" 7) of $n ($pl%), function alone $(field "$name.after.truth" 5)%"
 	grep -m 2 'in no stash' "$name.inject.err" | sed "s/^/  perf_inject.resolution: perf $v: /"
-	note resolution "perf $v: inject $(jq -r '"\(.bytes_in) -> \(.bytes_out) bytes, \(.injected) of \(.ksymbols) functions injected (\(.functions) distinct), \(.not_found) in no stash, \(.ambiguous) ambiguous, by time: \(.by_time), \(.elf_written) ELF files"' "$name.json") in $(echo "$t1 - $t0" | bc) s; $reused addresses held by more than one program"
+	note resolution "perf $v: inject $(jq -r '"\(.bytes_in) -> \(.bytes_out) bytes, \(.injected) of \(.ksymbols) functions injected (\(.functions) distinct), \(.not_found) in no stash, \(.ambiguous) ambiguous, \(.elsewhere) stored from a load at another address, by time: \(.by_time), \(.elf_written) ELF files"' "$name.json") in $(echo "$t1 - $t0" | bc) s; $reused addresses held by more than one program"
 	if [ "${n:-0}" -lt 100 ]; then
 		fail resolution "perf $v: only ${n:-0} samples in the programs: too few to judge"
 		ok=0
@@ -127,6 +133,41 @@ for p in $perfs; do
 	fi
 done
 [ $ok = 1 ] && pass resolution
+
+# perf annotate of the function with the most samples, its program gone.
+sym=$(awk '/^ *[0-9]+\.[0-9]+: / && $3 ~ /^bpf_prog_[0-9a-f]+_churn/ { sub(/\+0x[0-9a-f]+$/, "", $3); print $3 }' perf-base.after 2> /dev/null |
+	sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+if [ -z "$sym" ]; then
+	fail annotate "no sample in the workload's programs"
+else
+	"$base" annotate --stdio -i perf-base.inj -s "$sym" > annotate.txt 2> annotate.err
+	ast=$?
+	insns=$(grep -cE '^ +[0-9.]+ : +[0-9a-f]+: +[a-z]' annotate.txt)
+	if [ $ast -eq 0 ] && [ "$insns" -ge 10 ] && grep -q "Disassembly of \[bpfstash_" annotate.txt; then
+		note annotate "$sym: $insns instructions, with their share of the samples, from the injected ELF file"
+		pass annotate
+	else
+		fail annotate "exit $ast, $insns instructions: $(head -c 300 annotate.err)"
+	fi
+fi
+
+# For another machine: perf archive of the injected file, and what perf
+# script printed of the samples in BPF programs; the suite perf_move (a
+# second boot, no stash) unpacks it into an empty build-id cache and
+# compares.
+mv_dir=${BPFSTASH_RESULTS:-/tmp}/perf-move-inject
+rm -rf "$mv_dir"
+if [ -s perf-base.inj ] && mkdir -p "$mv_dir" &&
+	PERF_EXEC_PATH=$(dirname "$base") "$base" archive perf-base.inj > archive.out 2>&1 &&
+	[ -s perf-base.inj.tar.bz2 ] &&
+	cp perf-base.inj perf-base.inj.tar.bz2 "$mv_dir/"; then
+	awk '/^ *[0-9]+\.[0-9]+: / { bpf = ($3 ~ /^bpf_prog_[0-9a-f]+_churn/); if (bpf) print; next }
+	     bpf { print; bpf = 0 }' perf-base.after > "$mv_dir/expected"
+	note move_prepare "perf archive of the injected file: $(du -k perf-base.inj.tar.bz2 | cut -f1) KiB, $(tar -tjf perf-base.inj.tar.bz2 | grep -c '/elf$') ELF files; $(grep -c '^ *[0-9]*\.[0-9]*:' "$mv_dir/expected") samples to compare"
+	pass move_prepare
+else
+	fail move_prepare "perf archive: $(tail -n 3 archive.out 2> /dev/null | tr '\n' ' ')"
+fi
 
 # 2. perf record's own clock: the programs by their ids.
 if "$base" record -a -e cpu-clock -F 1000 -o clock.data -- \
@@ -165,7 +206,7 @@ elif ! ge "$(field pipe.truth 8)" 99 || [ "$(field pipe.truth 2)" -lt 20 ]; then
 	mkdir -p "${BPFSTASH_RESULTS:-/tmp}/perf_inject"
 	cp pipe.log pipe.after pipe.inj pipe.err "${BPFSTASH_RESULTS:-/tmp}/perf_inject/" 2> /dev/null
 else
-	note pipe "$(tr '\n' ' ' < pipe.err | sed 's/bpfstash inject: //g')"
+	note pipe "$(grep -v ': left as it is\|further warnings' pipe.err | tr '\n' ' ' | sed 's/bpfstash inject: //g')"
 	note pipe "$(field pipe.truth 7) of $(field pipe.truth 2) samples with function and line ($(field pipe.truth 8)%)"
 	pass pipe
 fi

@@ -11,7 +11,11 @@
 #                    resolves those samples identically;
 #   debuginfod       with ~/.debug removed, it resolves them identically
 #                    through a debuginfod server on 127.0.0.1 serving the
-#                    bpfstash-gc archive directory (DEBUGINFOD_URLS).
+#                    bpfstash-gc archive directory (DEBUGINFOD_URLS);
+#   inject           the suite perf_inject's injected perf.data and its perf
+#                    archive: the unpatched perf, with that archive alone in
+#                    an empty build-id cache, prints the samples in BPF
+#                    programs as on the first machine.
 #
 # PERF_MOVE: the first boot's directory (default: where make check's debug
 # boot leaves it, build/check/guest/perf-move).
@@ -28,11 +32,45 @@ fail() { echo "FAIL perf_move.$1: $2"; rc=1; }
 skip() { echo "SKIP perf_move.$1: $2"; }
 note() { echo "  perf_move.$1: $2"; }
 
+# bpfstash inject's file (suite perf_inject): the unpatched perf, with only
+# the perf archive of it in an empty build-id cache.
+inject_move() {
+	local d=$move-inject base=$top/build/perf-base/perf w
+	if [ ! -s "$d/expected" ] || [ ! -f "$d/perf-base.inj.tar.bz2" ]; then
+		skip inject "no injected perf.data from a first boot in $d (the suite perf_inject makes it)"
+		return
+	fi
+	w=$(mktemp -d /tmp/perf_move_inject.XXXXXX) || return
+	mkdir -p "$w/debug"
+	tar -xjf "$d/perf-base.inj.tar.bz2" -C "$w/debug"
+	PERF_BUILDID_DIR=$w/debug PERF_CONFIG=/dev/null "$base" --buildid-dir "$w/debug" script \
+		-F time,ip,sym,dso,srcline --ns -i "$d/perf-base.inj" > "$w/script" 2> "$w/err"
+	awk '/^ *[0-9]+\.[0-9]+: / { bpf = ($3 ~ /^bpf_prog_[0-9a-f]+_churn/); if (bpf) print; next }
+	     bpf { print; bpf = 0 }' "$w/script" > "$w/got"
+	n=$(grep -c '^ *[0-9]*\.[0-9]*:' "$d/expected")
+	l=$(grep -c '^ *churn\.bpf\.c:[0-9]*$' "$w/got")
+	if [ "$n" -gt 0 ] && cmp -s "$d/expected" "$w/got"; then
+		note inject "$n samples in BPF programs ($l with a line of churn.bpf.c) resolved by the unpatched perf from the archive, as on the first machine"
+		pass inject
+	else
+		fail inject "$(diff "$d/expected" "$w/got" | head -n 4 | tr '\n' ' ') $(head -c 200 "$w/err")"
+	fi
+	rm -rf "$w"
+}
+
+# Another machine: no stash here.
+grep -q " $S bpfstash " /proc/mounts && { echo off > $S/control; umount $S; }
+if grep -q " $S bpfstash " /proc/mounts; then
+	fail setup "a stash is mounted and cannot be unmounted"
+	exit 1
+fi
+inject_move
+
 if [ ! -s "$move/expected" ] || [ ! -f "$move/patched.data.tar.bz2" ]; then
 	why="no perf.data from a first boot in $move (the suite perf makes it; make check runs both)"
 	skip build_id_cache "$why"
 	skip debuginfod "$why"
-	exit 0
+	exit $rc
 fi
 [ -x "$perf" ] || { fail setup "$perf is not built (make perf)"; exit 1; }
 
@@ -41,12 +79,6 @@ dpid=
 trap 'cd /; [ -n "$dpid" ] && kill $dpid 2> /dev/null; rm -rf $work' EXIT
 cd "$work" || exit 1
 
-# Another machine: no stash here.
-grep -q " $S bpfstash " /proc/mounts && { echo off > $S/control; umount $S; }
-if grep -q " $S bpfstash " /proc/mounts; then
-	fail setup "a stash is mounted and cannot be unmounted"
-	exit 1
-fi
 cp "$move/patched.data" "$move/expected" "$move/patched.data.tar.bz2" . || exit 1
 nexp=$(grep -cE 'bpf_prog_[0-9a-f]{16}' expected)
 nline=$(grep -c '^ \+[^ ]*\.c:[0-9]\+$' expected)
