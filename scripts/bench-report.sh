@@ -9,7 +9,7 @@ png=$top/build/bench/load.png
 cat <<EOF
 # bpfstash benchmarks
 
-Regenerate with \`make bench\` (12 minutes on a 2-core machine, 12 more the first time, to build the pristine kernel and the user-mode one). Raw data:
+Regenerate with \`make bench\` (14 minutes on a 2-core machine, 12 more the first time, to build the pristine kernel and the user-mode one). Raw data:
 \`build/bench/results/\`. Guest figures are from the bench kernel (no debug
 options) in QEMU; here QEMU runs under TCG (no usable KVM), which inflates
 absolute times 10-20x and not uniformly across kinds of work, so read the
@@ -408,6 +408,17 @@ meta and funcs against loading every entry whole:
 \`\`\`
 $(cat "$res/index.txt" 2>/dev/null)
 \`\`\`
+
+## 9. Host: bpfstash inject against a copy and perf inject
+
+\`bench/inject_bench.sh\`: the time and output size of \`bpfstash inject\`
+on synthetic recordings (\`bench/mkperfdata\`: perf record -a -g's samples,
+and programs of the fixture entries loaded and unloaded), against
+\`cat IN > OUT\` and the stock perf's \`perf inject -i IN -o OUT\`, with
+its build-id cache empty ("cold") and filled ("warm"); the same tables are
+in \`build/bench/inject/report.md\`.
+
+$(if [ -s "$res/inject.txt" ]; then grep -v -e '^# ' -e '^inject_bench: ' "$res/inject.txt"; else echo "Not run."; fi)
 EOF
 
 # The plot: added p50 (%) against JIT size, for the programs with a size.

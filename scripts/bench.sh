@@ -189,6 +189,13 @@ fi
 if ! "$top/build/bench/agentbench" -s > "$res/agent-host.txt" 2>&1; then
 	say "agentbench -s failed, the report says why: $(tail -n 1 "$res/agent-host.txt")"
 fi
+# bpfstash inject against a copy and the stock perf's perf inject, on
+# synthetic recordings of 1, 10 and 100 MB (about 2 minutes).
+say "host: bpfstash inject against a copy and perf inject"
+if ! "$top/bench/inject_bench.sh" > "$res/inject.txt" 2> "$res/inject.err"; then
+	tail -n 1 "$res/inject.err" >> "$res/inject.txt"
+	say "inject_bench failed, the report says why: $(tail -n 1 "$res/inject.err")"
+fi
 
 if [ -x "$top/bench/gc_scale.sh" ]; then
 	say "bpfstash-gc at 1 000, 10 000 and 100 000 entries"
