@@ -156,6 +156,7 @@ struct state {
 	size_t nr_fslot;
 
 	unsigned int warnings;
+	uint64_t scratch[65536 / 8];	/* an unaligned record, copied */
 };
 
 static int fail(struct state *s, const char *fmt, ...)
@@ -676,6 +677,16 @@ static int emit_mmap2(struct state *s, const struct pend *p, size_t id_off)
 	} m = {};
 	size_t name_len, trailer = p->len - id_off;
 
+	/*
+	 * What follows a KSYMBOL's name is its sample_id fields, 48 bytes at
+	 * most: more is a malformed record, passed on as it is.
+	 */
+	if (trailer > 64) {
+		s->inj->stats.malformed++;
+		warn(s, "%s: a KSYMBOL record with %zu bytes after its name; left as it is",
+		     k->name, trailer);
+		return 0;
+	}
 	if (!e || bpfstash_entry_func_build_id(e, p->func, bid)) {
 		s->inj->stats.not_found++;
 		return 0;
@@ -939,6 +950,15 @@ static int read_records(struct state *s)
 			if (copy_through(s, payload))
 				return -1;
 			continue;
+		}
+		/*
+		 * Records are read in place, where a record of a size that is
+		 * not a multiple of 8 before this one leaves it unaligned:
+		 * parsed from an aligned copy then.
+		 */
+		if ((uintptr_t)b & 7) {
+			memcpy(s->scratch, b, h.size);
+			b = (const uint8_t *)s->scratch;
 		}
 		if (record(s, b, h.size))
 			return -1;

@@ -43,6 +43,7 @@ struct inject_stats {
 	uint64_t not_found;		/* in no stash (refused, removed, another machine) */
 	uint64_t ambiguous;		/* several entries, nothing to tell them apart */
 	uint64_t elsewhere;		/* its code's entry is of a load at another address */
+	uint64_t malformed;		/* KSYMBOL records too long to follow */
 	uint64_t elf_written;		/* files written into the build-id cache */
 	uint64_t elf_present;		/* already there */
 	uint64_t elf_failed;		/* could not be written */

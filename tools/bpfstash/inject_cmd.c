@@ -47,6 +47,7 @@ static void summary(const struct inject *inj, const char *out, const char *dir, 
 		jsonw_uint_field(json_wtr, "not_found", st->not_found);
 		jsonw_uint_field(json_wtr, "ambiguous", st->ambiguous);
 		jsonw_uint_field(json_wtr, "elsewhere", st->elsewhere);
+		jsonw_uint_field(json_wtr, "malformed", st->malformed);
 		jsonw_bool_field(json_wtr, "by_time", st->used_time);
 		jsonw_string_field(json_wtr, "buildid_dir", dir ? dir : "");
 		jsonw_uint_field(json_wtr, "elf_written", st->elf_written);
