@@ -28,7 +28,11 @@ suites="$rest $last"
 for s in $suites; do
 	# NAME=VALUE items set the environment of the suites that follow.
 	case "$s" in
-	[A-Z]*=*) export "$s"; continue ;;
+	[A-Z]*=*)
+		export "$s"
+		# BPFSTASH_SUITE_TIMEOUT=N there: the suites after it get N s.
+		suite_timeout=${BPFSTASH_SUITE_TIMEOUT:-900}
+		continue ;;
 	esac
 	name=${s%%:*}
 	args=""
