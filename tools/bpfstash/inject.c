@@ -582,7 +582,6 @@ again:
 			if (!s->idx[i])
 				continue;
 			bpfstash_index_resolve_symbol(s->idx[i], k->name, 0, k->len, o, &e, &loc, &c);
-			bpfstash_entry_free(e);
 			for (j = 0; j < bpfstash_candidates_count(c); j++) {
 				const struct bpfstash_candidate *cd = bpfstash_candidates_get(c, j);
 
@@ -604,6 +603,14 @@ again:
 				n++;
 			}
 			bpfstash_candidates_free(c);
+			/* The entry the lookup loaded: the one emit_mmap2() will want. */
+			if (e && n == 1 && stash == i && !strcmp(bpfstash_entry_name(e), hash)) {
+				bpfstash_entry_free(s->entry);
+				s->entry = e;
+				s->entry_stash = i;
+			} else {
+				bpfstash_entry_free(e);
+			}
 		}
 	}
 	/*
