@@ -22,6 +22,11 @@
 #                  by time; >= 99% of the samples in them have a line of
 #                  churn.bpf.c, and inject found every one of the
 #                  workload's functions;
+#   before_start   a program loaded before perf record started (its records
+#                  synthesized by perf) resolves the same;
+#   images         fentry programs on a kernel function and their BPF
+#                  trampoline, an image, found by name, address and time:
+#                  every trampoline sample in its injected entry;
 #   pipe           perf record -o - | bpfstash inject | perf script;
 #   passthrough    a recording with no BPF function in it comes out
 #                  byte-identical; in one with BPF functions, the samples
@@ -190,6 +195,59 @@ if "$base" record -a -e cpu-clock -F 1000 -o clock.data -- \
 	fi
 else
 	fail default_clock "record or inject failed: $(tail -c 300 clock.record clock.err)"
+fi
+
+# A program loaded before the recording started (perf record synthesizes
+# its KSYMBOL and BPF_EVENT records), run hot while it is recorded.
+"$churn" -n 1 -m 3000 -l early.log > /dev/null 2>&1 &
+cpid=$!
+sleep 1
+"$base" record -a -e cpu-clock -F 1000 -k boottime -o early.data -- sleep 1 > early.record 2>&1
+wait $cpid
+if "$bpfstash" inject -j -i early.data -o early.inj > early.json 2> early.err; then
+	script "$base" early.inj early.after
+	set -- $(lines_of early.after)
+	l=$1 n=$2
+	note before_start "a program loaded 1 s before perf record started: $l of $n samples in it with a line of churn.bpf.c"
+	if [ "$n" -lt 20 ]; then
+		fail before_start "only $n samples in the program: $(tail -c 200 early.record)"
+	elif ! ge "$((l * 100))" "$((n * 99))"; then
+		fail before_start "$l of $n samples with a line"
+	else
+		pass before_start
+	fi
+else
+	fail before_start "inject: $(tail -c 300 early.err)"
+fi
+
+# Images: the BPF trampoline of fentry programs on a kernel function, found
+# by name, address and time (there is no BPF_EVENT for an image), and the
+# programs themselves.  The trampoline gets about 1% of the samples: a
+# longer run if the first had none there.
+kfunc=$tests/perf/kfunc_hot
+tramp_ok=0
+for ms in 600 2000; do
+	"$base" record -a -e cpu-clock -F 1000 -k boottime -o kfunc.data -- \
+		"$kfunc" "$top/build/tests/progs/kinds.bpf.o" -n 3 -m $ms > kfunc.log 2> kfunc.record
+	"$bpfstash" inject -j -i kfunc.data -o kfunc.inj > kfunc.json 2> kfunc.err || break
+	"$base" script -F ip,sym,dso,srcline -i kfunc.inj > kfunc.script 2> /dev/null
+	awk '/^ *[0-9a-f]+ / && $2 ~ /^bpf_trampoline_[0-9]+$/ { print $2, $3 }' kfunc.script > kfunc.tramp
+	[ -s kfunc.tramp ] && break
+done
+tn=$(wc -l < kfunc.tramp)
+ti=$(grep -c '(\[bpfstash_[0-9a-f]*_0\])' kfunc.tramp)
+set -- $(awk '/^ *[0-9a-f]+ / { bpf = ($2 ~ /^bpf_prog_[0-9a-f]+_kinds_(fentry|mix)$/); n += bpf; next }
+	bpf { l += ($0 ~ /kinds\.bpf\.c:[0-9]+/); bpf = 0 } END { print n + 0, l + 0 }' kfunc.script)
+kn=$1 kl=$2
+note images "fentry programs: $kl of $kn samples with a line of kinds.bpf.c; their trampoline: $ti of $tn samples in its injected entry ($(jq -r '"\(.injected) of \(.ksymbols) functions injected, by time: \(.by_time)"' kfunc.json 2> /dev/null))"
+if [ ! -s kfunc.json ]; then
+	fail images "inject: $(tail -c 300 kfunc.err)"
+elif [ "$tn" -lt 1 ]; then
+	fail images "no sample in a bpf_trampoline_* in two recordings: $(tail -c 200 kfunc.record)"
+elif [ "$ti" -ne "$tn" ] || [ "$kn" -lt 30 ] || [ $((100 * kl)) -lt $((95 * kn)) ]; then
+	fail images "trampoline $ti of $tn injected, programs $kl of $kn with a line: $(head -n 2 kfunc.tramp | tr '\n' ' ')"
+else
+	pass images
 fi
 
 # 3. A pipe, end to end.
