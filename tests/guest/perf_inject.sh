@@ -199,8 +199,13 @@ fi
 
 # A program loaded before the recording started (perf record synthesizes
 # its KSYMBOL and BPF_EVENT records), run hot while it is recorded.
-"$churn" -n 1 -m 3000 -l early.log > /dev/null 2>&1 &
+"$churn" -n 1 -m 6000 -l early.log > /dev/null 2>&1 &
 cpid=$!
+# Until it is loaded (TCG takes its time), then one more second.
+for _ in $(seq 100); do
+	"$top/build/bpftool/bpftool" prog show name churn > /dev/null 2>&1 && break
+	sleep 0.2
+done
 sleep 1
 "$base" record -a -e cpu-clock -F 1000 -k boottime -o early.data -- sleep 1 > early.record 2>&1
 wait $cpid
@@ -239,6 +244,7 @@ ti=$(grep -c '(\[bpfstash_[0-9a-f]*_0\])' kfunc.tramp)
 set -- $(awk '/^ *[0-9a-f]+ / { bpf = ($2 ~ /^bpf_prog_[0-9a-f]+_kinds_(fentry|mix)$/); n += bpf; next }
 	bpf { l += ($0 ~ /kinds\.bpf\.c:[0-9]+/); bpf = 0 } END { print n + 0, l + 0 }' kfunc.script)
 kn=$1 kl=$2
+grep -m 3 'bpf_trampoline' kfunc.err | sed 's/^/  perf_inject.images: /'
 note images "fentry programs: $kl of $kn samples with a line of kinds.bpf.c; their trampoline: $ti of $tn samples in its injected entry ($(jq -r '"\(.injected) of \(.ksymbols) functions injected, by time: \(.by_time)"' kfunc.json 2> /dev/null))"
 if [ ! -s kfunc.json ]; then
 	fail images "inject: $(tail -c 300 kfunc.err)"

@@ -556,9 +556,12 @@ static void find(struct state *s, struct pend *p, uint32_t prog_id, bool final)
 	const struct ksym_rec *k = (const void *)p->rec;
 	struct bpfstash_resolve_opts at = { .sz = sizeof(at) };
 	char hash[BPFSTASH_HEX_LEN + 1] = "";
-	int stash = -1, n = 0, pass, elsewhere = 0;
+	int stash = -1, n = 0, pass, elsewhere = 0, next_stash = -1;
+	bool image = !prog_id && strncmp(k->name, "bpf_prog_", 9);
+	char next_hash[BPFSTASH_HEX_LEN + 1] = "";
+	uint64_t next = UINT64_MAX;
 	bool refreshed = false;
-	uint32_t func = 0;
+	uint32_t func = 0, next_func = 0;
 
 again:
 	for (pass = 0; pass < 2 && !n; pass++) {
@@ -590,6 +593,19 @@ again:
 					elsewhere++;
 					continue;
 				}
+				/*
+				 * An image is stored once it is live, after its
+				 * KSYMBOL (a trampoline: once attached): the first
+				 * stored after that record, within a second.
+				 */
+				if (!o && image && s->boottime && p->has_time &&
+				    cd->load_time >= p->time && cd->load_time - p->time < 1000000000ULL &&
+				    cd->load_time < next) {
+					next = cd->load_time;
+					snprintf(next_hash, sizeof(next_hash), "%s", cd->hash);
+					next_stash = i;
+					next_func = cd->func;
+				}
 				if (!cd->at_time || (prog_id && cd->prog_id != prog_id))
 					continue;
 				/* The same entry twice: in the stash and in its archive. */
@@ -612,6 +628,12 @@ again:
 				bpfstash_entry_free(e);
 			}
 		}
+	}
+	if (n != 1 && next != UINT64_MAX) {
+		n = 1;
+		memcpy(hash, next_hash, sizeof(hash));
+		stash = next_stash;
+		func = next_func;
 	}
 	/*
 	 * Entries stored since the index was read (inject reading a recording
