@@ -584,7 +584,12 @@ again:
 
 			if (!s->idx[i])
 				continue;
-			bpfstash_index_resolve_symbol(s->idx[i], k->name, 0, k->len, o, &e, &loc, &c);
+			/*
+			 * An image's KSYMBOL has the length of its allocation (a
+			 * trampoline's: a page), its entry the length of its code.
+			 */
+			bpfstash_index_resolve_symbol(s->idx[i], k->name, 0, image ? 0 : k->len, o,
+						      &e, &loc, &c);
 			for (j = 0; j < bpfstash_candidates_count(c); j++) {
 				const struct bpfstash_candidate *cd = bpfstash_candidates_get(c, j);
 
