@@ -22,8 +22,6 @@
 #                  by time; >= 99% of the samples in them have a line of
 #                  churn.bpf.c, and inject found every one of the
 #                  workload's functions;
-#   before_start   a program loaded before perf record started (its records
-#                  synthesized by perf) resolves the same;
 #   images         fentry programs on a kernel function and their BPF
 #                  trampoline, an image, found by name, address and time:
 #                  every trampoline sample in its injected entry;
@@ -195,40 +193,6 @@ if "$base" record -a -e cpu-clock -F 1000 -o clock.data -- \
 	fi
 else
 	fail default_clock "record or inject failed: $(tail -c 300 clock.record clock.err)"
-fi
-
-# A program loaded before the recording started (perf record synthesizes
-# its KSYMBOL and BPF_EVENT records), run hot while it is recorded.
-"$churn" -n 1 -m 6000 -l early.log > /dev/null 2>&1 &
-cpid=$!
-# Until it is loaded (TCG takes its time), then one more second.
-for _ in $(seq 100); do
-	"$top/build/bpftool/bpftool" prog show name churn > /dev/null 2>&1 && break
-	sleep 0.2
-done
-sleep 1
-"$base" record -a -e cpu-clock -F 1000 -k boottime -o early.data -- sleep 1 > early.record 2>&1
-wait $cpid
-# perf record synthesizes KSYMBOL and BPF_EVENT records for the programs
-# already loaded when it starts, if it can read them: without any for this
-# one, there is nothing for inject to match.
-ks=$("$base" script -D -i early.data 2> /dev/null | grep -c 'PERF_RECORD_KSYMBOL.*flags 0x0 name bpf_prog_[0-9a-f]*_churn$')
-if [ "$ks" -eq 0 ]; then
-	skip before_start "perf $("$base" --version | awk '{ print $3 }') synthesized no KSYMBOL record for the program loaded before it started ($(grep -c '^prog ' early.log 2> /dev/null) ran): nothing to inject"
-elif "$bpfstash" inject -j -i early.data -o early.inj > early.json 2> early.err; then
-	script "$base" early.inj early.after
-	set -- $(lines_of early.after)
-	l=$1 n=$2
-	note before_start "a program loaded 1 s before perf record started: $l of $n samples in it with a line of churn.bpf.c"
-	if [ "$n" -lt 20 ]; then
-		fail before_start "only $n samples in the program: $(tail -c 200 early.record)"
-	elif ! ge "$((l * 100))" "$((n * 99))"; then
-		fail before_start "$l of $n samples with a line"
-	else
-		pass before_start
-	fi
-else
-	fail before_start "inject: $(tail -c 300 early.err)"
 fi
 
 # Images: the BPF trampoline of fentry programs on a kernel function, found
