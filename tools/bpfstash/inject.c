@@ -1187,6 +1187,8 @@ static int run_file(struct state *s, uint64_t file_size)
 	add = build_ids_size(s);
 	had_build_id = feat_test(&h, FEAT_BUILD_ID);
 	ins_at = had_build_id ? sec[FEAT_BUILD_ID].offset + sec[FEAT_BUILD_ID].size : file_size;
+	if (ins_at < tail)	/* an empty table where the index is */
+		ins_at = tail;
 	if (add && !had_build_id) {
 		h.features[FEAT_BUILD_ID / 64] |= 1ULL << (FEAT_BUILD_ID % 64);
 		sec[FEAT_BUILD_ID].offset = file_size;
