@@ -634,6 +634,44 @@ again:
 			}
 		}
 	}
+	/*
+	 * A program's function under another name: perf record names the
+	 * functions of the programs loaded before it started itself, "F" for
+	 * a subprogram whose BTF it could not read.  By the program's id and
+	 * the address, then: the function of that entry that starts there.
+	 */
+	if (!n && prog_id) {
+		int i;
+
+		for (i = 0; i < INJECT_MAX_STASHES && n != 1; i++) {
+			struct bpfstash_candidates *c = NULL;
+			struct bpfstash_entry *e = NULL;
+			struct bpfstash_loc loc = { .sz = sizeof(loc) };
+			size_t j;
+
+			if (!s->idx[i])
+				continue;
+			bpfstash_index_resolve_at(s->idx[i], k->addr, NULL, &e, &loc, &c);
+			bpfstash_entry_free(e);
+			for (j = 0; j < bpfstash_candidates_count(c) && n != 1; j++) {
+				const struct bpfstash_candidate *cd = bpfstash_candidates_get(c, j);
+				const struct bpfstash_func *f;
+				struct bpfstash_entry *ce;
+
+				if (cd->prog_id != prog_id)
+					continue;
+				ce = entry_get(s, i, cd->hash);
+				f = ce ? bpfstash_entry_func(ce, cd->func) : NULL;
+				if (!f || f->addr != k->addr)
+					continue;
+				n = 1;
+				snprintf(hash, sizeof(hash), "%s", cd->hash);
+				stash = i;
+				func = cd->func;
+			}
+			bpfstash_candidates_free(c);
+		}
+	}
 	if (n != 1 && next != UINT64_MAX) {
 		n = 1;
 		memcpy(hash, next_hash, sizeof(hash));
