@@ -325,19 +325,6 @@ static void decode_line(struct decoder *d, const char *line, size_t len, const c
 	fputs(eol, stdout);
 }
 
-/* Whether the default root is a mounted stash (without a word if not). */
-static bool default_stash_mounted(void)
-{
-	struct bpfstash *s;
-	bool mounted;
-
-	if (bpfstash_open(opts.root, &s))
-		return false;
-	mounted = bpfstash_is_mounted(s);
-	bpfstash_close(s);
-	return mounted;
-}
-
 int do_decode(int argc, char **argv)
 {
 	struct decoder d = {};

@@ -18,18 +18,6 @@
 #include "decode.h"
 #include "inject.h"
 
-static bool stash_mounted(void)
-{
-	struct bpfstash *s;
-	bool mounted;
-
-	if (bpfstash_open(opts.root, &s))
-		return false;
-	mounted = bpfstash_is_mounted(s);
-	bpfstash_close(s);
-	return mounted;
-}
-
 static void summary(const struct inject *inj, const char *out, const char *dir, double secs)
 {
 	const struct inject_stats *st = &inj->stats;
@@ -107,7 +95,7 @@ int do_inject(int argc, char **argv)
 			return ret;
 	}
 	/* As decode: with an archive, the stash if one is mounted; --root always. */
-	if (!opts.archive || opts.root_given || stash_mounted()) {
+	if (!opts.archive || opts.root_given || default_stash_mounted()) {
 		ret = stash_open(&stash);
 		if (ret) {
 			decode_archive_close(&ar);

@@ -148,6 +148,19 @@ int stash_open(struct bpfstash **stash)
 	return EXIT_OK;
 }
 
+/* Whether the default root is a mounted stash (without a word if not). */
+bool default_stash_mounted(void)
+{
+	struct bpfstash *s;
+	bool mounted;
+
+	if (bpfstash_open(opts.root, &s))
+		return false;
+	mounted = bpfstash_is_mounted(s);
+	bpfstash_close(s);
+	return mounted;
+}
+
 int stash_lookup(struct bpfstash *stash, const char *arg, char *name)
 {
 	size_t len = strlen(arg), i, count, found = 0;

@@ -53,6 +53,8 @@ void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Whether --root is a mounted stash (decode, inject: then also used with --archive). */
+bool default_stash_mounted(void);
 /* Open --root; on failure report it and return EXIT_NOSTASH. */
 int stash_open(struct bpfstash **stash);
 /*
