@@ -546,12 +546,52 @@ static struct bpfstash_entry *entry_get(struct state *s, int k, const char *hash
 }
 
 /*
- * Which entry holds the function of KSYMBOL @p: of program @prog_id (0: any
- * program, or an image), with a function of its name and length at its
- * address, and when the clock allows it, loaded at its time.  Sets
- * p->found, or says why not (when @final: it waits no more).
+ * An entry of the same content as an earlier load describes the latest
+ * load (its id and times: struct bpfstash_meta): a program loaded, closed
+ * and loaded again byte for byte at the same address has one entry, with
+ * the second load's id.  A KSYMBOL of the first load is that entry's when
+ * there is only one entry at the address with the function's name and
+ * length, and its program's tag (its instructions) is the BPF_EVENT's: the
+ * same instructions, JITed at the same address to the same length.
  */
-static void find(struct state *s, struct pend *p, uint32_t prog_id, bool final)
+struct reload {
+	int n;			/* distinct entries */
+	int stash;
+	uint32_t func;
+	char hash[BPFSTASH_HEX_LEN + 1];
+};
+
+static void reload_add(struct reload *r, int stash, const char *hash, uint32_t func)
+{
+	if (r->n && !strcmp(r->hash, hash))
+		return;
+	if (!r->n++) {
+		r->stash = stash;
+		r->func = func;
+		snprintf(r->hash, sizeof(r->hash), "%s", hash);
+	}
+}
+
+static bool reload_tag_ok(struct state *s, const struct reload *r, const uint8_t *tag)
+{
+	const struct bpfstash_entry *e;
+	const struct bpfstash_meta *m;
+
+	if (r->n != 1 || !tag)
+		return false;
+	e = entry_get(s, r->stash, r->hash);
+	m = e ? bpfstash_entry_meta(e) : NULL;
+	return m && !memcmp(m->content.tag, tag, BPF_TAG_LEN);
+}
+
+/*
+ * Which entry holds the function of KSYMBOL @p: of program @prog_id (0: any
+ * program, or an image) whose tag is @tag (NULL: unknown), with a function
+ * of its name and length at its address, and when the clock allows it,
+ * loaded at its time.  Sets p->found, or says why not (when @final: it
+ * waits no more).
+ */
+static void find(struct state *s, struct pend *p, uint32_t prog_id, const uint8_t *tag, bool final)
 {
 	const struct ksym_rec *k = (const void *)p->rec;
 	struct bpfstash_resolve_opts at = { .sz = sizeof(at) };
@@ -562,8 +602,10 @@ static void find(struct state *s, struct pend *p, uint32_t prog_id, bool final)
 	uint64_t next = UINT64_MAX;
 	bool refreshed = false;
 	uint32_t func = 0, next_func = 0;
+	struct reload reload;
 
 again:
+	memset(&reload, 0, sizeof(reload));
 	for (pass = 0; pass < 2 && !n; pass++) {
 		const struct bpfstash_resolve_opts *o = NULL;
 		int i;
@@ -611,7 +653,11 @@ again:
 					next_stash = i;
 					next_func = cd->func;
 				}
-				if (!cd->at_time || (prog_id && cd->prog_id != prog_id))
+				if (prog_id && cd->prog_id != prog_id) {
+					reload_add(&reload, i, cd->hash, cd->func);
+					continue;
+				}
+				if (!cd->at_time)
 					continue;
 				/* The same entry twice: in the stash and in its archive. */
 				if (n && !strcmp(hash, cd->hash))
@@ -640,7 +686,7 @@ again:
 	 * a subprogram whose BTF it could not read.  By the program's id and
 	 * the address, then: the function of that entry that starts there.
 	 */
-	if (!n && prog_id) {
+	if (!n && prog_id && !reload.n) {
 		int i;
 
 		for (i = 0; i < INJECT_MAX_STASHES && n != 1; i++) {
@@ -658,12 +704,14 @@ again:
 				const struct bpfstash_func *f;
 				struct bpfstash_entry *ce;
 
-				if (cd->prog_id != prog_id)
-					continue;
 				ce = entry_get(s, i, cd->hash);
 				f = ce ? bpfstash_entry_func(ce, cd->func) : NULL;
 				if (!f || f->addr != k->addr)
 					continue;
+				if (cd->prog_id != prog_id) {
+					reload_add(&reload, i, cd->hash, cd->func);
+					continue;
+				}
 				n = 1;
 				snprintf(hash, sizeof(hash), "%s", cd->hash);
 				stash = i;
@@ -671,6 +719,14 @@ again:
 			}
 			bpfstash_candidates_free(c);
 		}
+	}
+	/* Loaded again since, at the same address: its entry is the latest load's. */
+	if (!n && reload_tag_ok(s, &reload, tag)) {
+		n = 1;
+		memcpy(hash, reload.hash, sizeof(hash));
+		stash = reload.stash;
+		func = reload.func;
+		s->inj->stats.reloaded++;
 	}
 	if (n != 1 && next != UINT64_MAX) {
 		n = 1;
@@ -714,16 +770,25 @@ again:
 		warn(s, "%s at 0x%" PRIx64 ": held by %d entries%s; left as it is", k->name,
 		     (uint64_t)k->addr, n,
 		     s->boottime ? "" : " (a recording with perf record -k boottime tells them apart)");
+	} else if (reload.n > 1) {
+		s->inj->stats.ambiguous++;
+		warn(s, "%s at 0x%" PRIx64 ": program %" PRIu32 " is in none, %d entries of later "
+		     "loads at its address have its name; left as it is", k->name,
+		     (uint64_t)k->addr, prog_id, reload.n);
+	} else if (reload.n) {
+		s->inj->stats.not_found++;
+		warn(s, "%s at 0x%" PRIx64 ": program %" PRIu32 " is in no stash; the entry of a "
+		     "later load at its address has other instructions (tag); left as it is",
+		     k->name, (uint64_t)k->addr, prog_id);
 	} else if (elsewhere) {
 		/*
-		 * A program whose JITed bytes, functions and BTF equal an
-		 * earlier one's has that one's entry (content-addressed), with
-		 * the earlier addresses: the ELF file's addresses would not be
-		 * this program's.  perf keeps the KSYMBOL's name for it.
+		 * Entries with a function of this name and length, none at
+		 * this address: other programs of the same source, or this
+		 * one's entry removed.  perf keeps the KSYMBOL's name for it.
 		 */
 		s->inj->stats.elsewhere++;
-		warn(s, "%s at 0x%" PRIx64 ": its entry holds the same code at another address "
-		     "(loaded again, byte for byte); left as it is", k->name, (uint64_t)k->addr);
+		warn(s, "%s at 0x%" PRIx64 ": in no stash at this address (entries of that name "
+		     "hold it at others only); left as it is", k->name, (uint64_t)k->addr);
 	} else {
 		s->inj->stats.not_found++;
 		warn(s, "%s at 0x%" PRIx64 "%s%.0" PRIu32 ": in no stash; left as it is", k->name,
@@ -844,7 +909,7 @@ static int q_flush(struct state *s, bool all)
 		if (p->wait) {
 			if (!all && s->nq - s->headq <= s->inj->max_pending)
 				break;
-			find(s, p, 0, true);
+			find(s, p, 0, NULL, true);
 			s->waiting--;
 		}
 		if (emit(s, p))
@@ -869,7 +934,7 @@ static void prog_loaded(struct state *s, const struct bpf_ev_rec *b,
 		if (!p->wait || (ev->has_tid && p->has_tid && ev->tid != p->tid))
 			continue;
 		/* With the loader's thread known, these are its: found or not. */
-		find(s, p, b->id, ev->has_tid && p->has_tid);
+		find(s, p, b->id, b->tag, ev->has_tid && p->has_tid);
 		if (!p->wait)
 			s->waiting--;
 	}
@@ -905,7 +970,7 @@ static int record(struct state *s, const uint8_t *rec, size_t len)
 				/* An image: no BPF_EVENT will say more. */
 				p.rec = (uint8_t *)rec;
 				p.len = len;
-				find(s, &p, 0, true);
+				find(s, &p, 0, NULL, true);
 			}
 		}
 	}

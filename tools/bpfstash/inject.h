@@ -42,7 +42,8 @@ struct inject_stats {
 	uint64_t injected;		/* MMAP2 records put before them */
 	uint64_t not_found;		/* in no stash (refused, removed, another machine) */
 	uint64_t ambiguous;		/* several entries, nothing to tell them apart */
-	uint64_t elsewhere;		/* its code's entry is of a load at another address */
+	uint64_t elsewhere;		/* entries of its name, at other addresses only */
+	uint64_t reloaded;		/* of injected: by the entry of a later load, same code */
 	uint64_t malformed;		/* KSYMBOL records too long to follow */
 	uint64_t elf_written;		/* files written into the build-id cache */
 	uint64_t elf_present;		/* already there */

@@ -35,6 +35,7 @@ static void summary(const struct inject *inj, const char *out, const char *dir, 
 		jsonw_uint_field(json_wtr, "not_found", st->not_found);
 		jsonw_uint_field(json_wtr, "ambiguous", st->ambiguous);
 		jsonw_uint_field(json_wtr, "elsewhere", st->elsewhere);
+		jsonw_uint_field(json_wtr, "reloaded", st->reloaded);
 		jsonw_uint_field(json_wtr, "malformed", st->malformed);
 		jsonw_bool_field(json_wtr, "by_time", st->used_time);
 		jsonw_string_field(json_wtr, "buildid_dir", dir ? dir : "");
@@ -49,9 +50,11 @@ static void summary(const struct inject *inj, const char *out, const char *dir, 
 		" bytes in %.2f s\n", st->records, st->pipe ? "a stream" : "a file", st->bytes_in,
 		st->bytes_out, secs);
 	fprintf(stderr, "bpfstash inject: %" PRIu64 " BPF functions registered: %" PRIu64
-		" injected (%" PRIu64 " distinct), %" PRIu64 " in no stash, %" PRIu64
-		" ambiguous, %" PRIu64 " stored from a load at another address\n", st->ksymbols,
-		st->injected, st->functions, st->not_found, st->ambiguous, st->elsewhere);
+		" injected (%" PRIu64 " distinct; %" PRIu64 " by the entry of a later load of the"
+		" same code), %" PRIu64 " in no stash, %" PRIu64 " ambiguous, %" PRIu64
+		" in no stash at their address (their name at others)\n", st->ksymbols,
+		st->injected, st->functions, st->reloaded, st->not_found, st->ambiguous,
+		st->elsewhere);
 	if (dir)
 		fprintf(stderr, "bpfstash inject: %s: %" PRIu64 " ELF files written, %" PRIu64
 			" already there%s%.0" PRIu64 "%s\n", dir, st->elf_written, st->elf_present,
