@@ -22,6 +22,11 @@
 #                  by time; >= 99% of the samples in them have a line of
 #                  churn.bpf.c, and inject found every one of the
 #                  workload's functions;
+#   before_start   a program loaded before perf record started and hot
+#                  while it runs (perf synthesizes its KSYMBOL and
+#                  BPF_EVENT at the start), closed after the recording:
+#                  >= 99% of its samples with function and line, by
+#                  perf_truth, with each perf;
 #   images         fentry programs on a kernel function and their BPF
 #                  trampoline, an image, found by name, address and time:
 #                  every trampoline sample in its injected entry;
@@ -121,7 +126,7 @@ for p in $perfs; do
 		sort -u | awk '{ c[$1]++ } END { for (a in c) if (c[a] > 1) n++; print n + 0 }')
 	note resolution "perf $v: $N programs; before inject $(field "$name.before.truth" 7) of $(field "$name.before.truth" 2) samples in them had function and line ($(field "$name.before.truth" 8)%); after: $(field "$name.after.truth" 7) of $n ($pl%), function alone $(field "$name.after.truth" 5)%"
 	grep -m 2 'in no stash' "$name.inject.err" | sed "s/^/  perf_inject.resolution: perf $v: /"
-	note resolution "perf $v: inject $(jq -r '"\(.bytes_in) -> \(.bytes_out) bytes, \(.injected) of \(.ksymbols) functions injected (\(.functions) distinct), \(.not_found) in no stash, \(.ambiguous) ambiguous, \(.elsewhere) stored from a load at another address, by time: \(.by_time), \(.elf_written) ELF files"' "$name.json") in $(echo "$t1 - $t0" | bc) s; $reused addresses held by more than one program"
+	note resolution "perf $v: inject $(jq -r '"\(.bytes_in) -> \(.bytes_out) bytes, \(.injected) of \(.ksymbols) functions injected (\(.functions) distinct), \(.not_found) in no stash, \(.ambiguous) ambiguous, \(.reloaded) by the entry of a later load of the same code, \(.elsewhere) in no stash at their address, by time: \(.by_time), \(.elf_written) ELF files"' "$name.json") in $(echo "$t1 - $t0" | bc) s; $reused addresses held by more than one program"
 	if [ "${n:-0}" -lt 100 ]; then
 		fail resolution "perf $v: only ${n:-0} samples in the programs: too few to judge"
 		ok=0
@@ -175,25 +180,88 @@ fi
 # 2. perf record's own clock: the programs by their ids.
 if "$base" record -a -e cpu-clock -F 1000 -o clock.data -- \
 	"$churn" -n 20 -m "$MS" -l clock.log > clock.record 2>&1 &&
-	"$bpfstash" inject -j -i clock.data -o clock.inj > clock.json 2> clock.err; then
+	"$bpfstash" inject -v -j -i clock.data -o clock.inj > clock.json 2> clock.err; then
 	script "$base" clock.inj clock.after
 	set -- $(lines_of clock.after)
 	l=$1 n=$2
-	nf=$(jq .not_found clock.json)
-	# Every function of the workload's programs, and perf's own: injected.
-	note default_clock "$l of $n samples in the programs with a line of churn.bpf.c; $(jq -r '"\(.injected) of \(.ksymbols) functions injected, \(.not_found) in no stash, \(.ambiguous) ambiguous, by time: \(.by_time)"' clock.json)"
+	# Every function of the workload's programs injected (-v names each
+	# one left alone).
+	note default_clock "$l of $n samples in the programs with a line of churn.bpf.c; $(jq -r '"\(.injected) of \(.ksymbols) functions injected (\(.reloaded) by the entry of a later load of the same code), \(.not_found) in no stash, \(.ambiguous) ambiguous, \(.elsewhere) in no stash at their address, by time: \(.by_time)"' clock.json)"
 	if [ "$n" -lt 20 ]; then
 		fail default_clock "only $n samples in the programs"
+	elif grep -q '_churn' clock.err; then
+		fail default_clock "functions of the workload not injected: $(grep -m 3 '_churn' clock.err | tr '\n' ' ')"
 	elif [ "$(jq .by_time clock.json)" != false ]; then
 		fail default_clock "inject used times of a recording without -k boottime"
 	elif ! ge "$((l * 100))" "$((n * 99))"; then
-		fail default_clock "$l of $n samples with a source line: $(grep -A1 'bpf_prog_' clock.after | head -n 4 | tr '\n' ' ')"
+		fail default_clock "$l of $n samples with a source line: $(awk '/^ *[0-9]+\.[0-9]+: / { bpf = ($3 ~ /^bpf_prog_[0-9a-f]+_churn/); s = $0; next }
+			bpf && $1 !~ /^churn\.bpf\.c:/ { print s " / " $0; bpf = 0 }' clock.after | head -n 2 | tr '\n' ' ')"
 	else
 		pass default_clock
 	fi
 else
 	fail default_clock "record or inject failed: $(tail -c 300 clock.record clock.err)"
 fi
+
+# A program loaded before the recording started: perf record synthesizes
+# its KSYMBOL and BPF_EVENT when it starts, with no time (0); inject finds
+# it by the program's id.  bpf_churn -m 0 keeps it hot until SIGTERM, and
+# -r says when it is loaded and running.  Perf's synthesis stops at the
+# first program whose information it cannot read, so the recording is
+# checked for the program's KSYMBOL before inject is judged.
+ok=1
+for p in $perfs; do
+	v=$("$p" --version | awk '{ print $3 }')
+	rm -f early.ready
+	"$churn" -n 1 -m 0 -r early.ready -l early.log > early.out 2>&1 &
+	cpid=$!
+	for i in $(seq 300); do
+		[ -e early.ready ] && break
+		kill -0 $cpid 2> /dev/null || break
+		sleep 0.2
+	done
+	if [ ! -e early.ready ]; then
+		kill $cpid 2> /dev/null
+		wait $cpid
+		fail before_start "bpf_churn did not start its program: $(tail -c 200 early.out)"
+		ok=0
+		continue
+	fi
+	"$p" record -a -e cpu-clock -F 1000 -k boottime -o early.data -- sleep 2 > early.record 2>&1
+	rst=$?
+	kill -TERM $cpid
+	wait $cpid
+	cst=$?
+	id=$(awk '{ print $4 }' early.log)
+	ks=$("$p" script -D -i early.data 2> /dev/null | grep -c 'PERF_RECORD_KSYMBOL.*_churn')
+	if [ $rst -ne 0 ] || [ $cst -ne 0 ]; then
+		fail before_start "perf $v record exited $rst, bpf_churn $cst: $(tail -c 200 early.record) $(tail -c 200 early.out)"
+		ok=0
+		continue
+	fi
+	if [ "$ks" -lt 1 ]; then
+		fail before_start "perf $v synthesized no KSYMBOL for program $id, loaded before it started: $(tail -c 300 early.record)"
+		ok=0
+		continue
+	fi
+	if ! "$bpfstash" inject -j -i early.data -o early.inj > early.json 2> early.err; then
+		fail before_start "perf $v: inject: $(tail -c 300 early.err)"
+		ok=0
+		continue
+	fi
+	script "$p" early.inj early.after
+	"$truth" early.log early.after > early.truth 2> early.misses
+	n=$(field early.truth 2)
+	note before_start "perf $v: program $id loaded before the recording, $ks functions synthesized: $(field early.truth 7) of $n samples in it with function and line ($(field early.truth 8)%); $(jq -r '"\(.injected) of \(.ksymbols) functions injected"' early.json)"
+	if [ "${n:-0}" -lt 20 ]; then
+		fail before_start "perf $v: only ${n:-0} samples in the program in 2 s"
+		ok=0
+	elif ! ge "$(field early.truth 8)" 99; then
+		fail before_start "perf $v: $(cat early.truth): $(head -n 3 early.misses | tr '\n' ' ')"
+		ok=0
+	fi
+done
+[ $ok = 1 ] && pass before_start
 
 # Images: the BPF trampoline of fentry programs on a kernel function, found
 # by name, address and time (there is no BPF_EVENT for an image), and the

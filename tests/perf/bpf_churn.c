@@ -5,7 +5,12 @@
  * runs its program hot with BPF_PROG_TEST_RUN for a fraction of a second,
  * closes it, and does that again and again, as short-lived programs do.
  *
- *   bpf_churn [-n PROGRAMS] [-m MS_EACH] [-p OBJECT] [-l LOG]
+ *   bpf_churn [-n PROGRAMS] [-m MS_EACH] [-p OBJECT] [-l LOG] [-r READY]
+ *
+ * -m 0 runs each program until SIGTERM or SIGINT (then the next one, if
+ * any, until the next signal): a program loaded before a recording starts
+ * and still hot during it.  -r READY creates the file READY once the first
+ * program is loaded and running.
  *
  * The log has one line per program, for perf_truth to find, for each
  * sample, which program was running and what its line table says:
@@ -19,7 +24,9 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,15 +65,22 @@ static void find_hash(const struct perf_event_header *h, void *arg)
 	ctx->found = 1;
 }
 
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: bpf_churn [-n PROGRAMS] [-m MS_EACH] [-p OBJECT] [-l LOG]\n");
+	fprintf(stderr, "usage: bpf_churn [-n PROGRAMS] [-m MS_EACH] [-p OBJECT] [-l LOG] [-r READY]\n");
 	return 64;
 }
 
 int main(int argc, char **argv)
 {
-	const char *object = NULL, *log_path = NULL;
+	const char *object = NULL, *log_path = NULL, *ready = NULL;
 	unsigned int nr = 200, ms = 100, i;
 	struct perf_event_attr attr;
 	unsigned char pkt[64] = {};
@@ -74,12 +88,13 @@ int main(int argc, char **argv)
 	FILE *log = stdout;
 	int opt, err;
 
-	while ((opt = getopt(argc, argv, "n:m:p:l:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:m:p:l:r:h")) != -1) {
 		switch (opt) {
 		case 'n': nr = strtoul(optarg, NULL, 0); break;
 		case 'm': ms = strtoul(optarg, NULL, 0); break;
 		case 'p': object = optarg; break;
 		case 'l': log_path = optarg; break;
+		case 'r': ready = optarg; break;
 		default: return usage();
 		}
 	}
@@ -93,6 +108,12 @@ int main(int argc, char **argv)
 		}
 	}
 	libbpf_set_print(NULL);
+	if (!ms) {
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+	}
 
 	/* This task's own MMAP3 records: the hash of each program it loads. */
 	ring_attr_init(&attr);
@@ -130,15 +151,28 @@ int main(int argc, char **argv)
 			return 1;
 		}
 
+		if (ready && i == 0) {
+			int rfd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+			if (rfd < 0) {
+				perror(ready);
+				return 1;
+			}
+			close(rfd);
+		}
+		stop = 0;
 		t0 = boottime_ns();
 		end = t0 + ms * 1000000ULL;
 		do {
 			if (bpf_prog_test_run_opts(fd, &topts)) {
+				/* A test run a signal interrupted: -m 0's stop. */
+				if (errno == EINTR && stop)
+					break;
 				fprintf(stderr, "bpf_churn: BPF_PROG_TEST_RUN: %s\n", strerror(errno));
 				return 1;
 			}
 			runs += topts.repeat;
-		} while (boottime_ns() < end);
+		} while (ms ? boottime_ns() < end : !stop);
 		t1 = boottime_ns();
 		bpf_object__close(obj);
 
