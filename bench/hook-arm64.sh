@@ -19,15 +19,17 @@
 #      store running, SHA-256 of the same bytes by the hook's transform
 #      and by lib/crypto's), then loadbench, cross-built, times
 #      BPF_PROG_LOAD of the same objects with the stash mounted and not,
-#      interleaved, and reads the hook's own time from its tracepoint.
+#      interleaved, and reads the hook's own time from its tracepoint;
+#      then membench, cross-built, measures what entries hold in memory
+#      beyond their content (bench/membench.c);
 #
 #   4. boots x86-64's bench kernel (build/kernel-bench), also under TCG,
-#      with the same loadbench runs, for the columns beside.
+#      with the same loadbench and membench runs, for the columns beside.
 #
 # Results in build/bench/arm64/: hook.csv (KUnit's fields, as
 # bench/hook-kunit.sh writes them for user-mode Linux), load.csv and
-# load-x86.csv (loadbench's, bench/hook-loads.sh), report.md (the table
-# below, also printed).
+# load-x86.csv (loadbench's, bench/hook-loads.sh), memory.csv and
+# memory-x86.csv (membench's), report.md (the tables below, also printed).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,10 +48,10 @@ if [ $report_only = 0 ]; then
 [ -f "$top/build/kernel-bench/arch/x86/boot/bzImage" ] || die "no x86-64 bench kernel (make kernel-bench)"
 mkdir -p "$out"
 
-say "loadbench, cross-built (build/arm64/bench)"
+say "loadbench and membench, cross-built (build/arm64/bench)"
 make -s -C "$top/bench" TOP="$top" O="$top/build/arm64/bench" CC="aarch64-linux-gnu-gcc --sysroot=$root" \
 	HEADERS="$top/build/arm64/headers/include" LIBBPFSTASH_DIR="$top/build/arm64/libbpfstash" \
-	"$top/build/arm64/bench/loadbench"
+	"$top/build/arm64/bench/loadbench" "$top/build/arm64/bench/membench"
 
 # 1. The programs, as arm64's JIT makes them.
 say "capturing the programs in the arm64 debug kernel (TCG, about 2 min)"
@@ -77,7 +79,7 @@ BENCH_PROGS=$progs JOBS=${JOBS:-$(nproc)} "$top/scripts/build-kernel.sh" arm64-b
 
 # 3. KUnit's benchmark at boot, then loadbench on the same objects; then
 # the same loadbench runs in x86-64's bench kernel, under TCG too.
-say "booting the arm64 bench kernel: KUnit's benchmark, then loadbench ($rounds rounds; about 2 min under TCG)"
+say "booting the arm64 bench kernel: KUnit's benchmark, then loadbench ($rounds rounds) and membench (about 4 min under TCG)"
 "$top/scripts/vm-run" -k arm64-bench -q --no-kmemleak -t 2400 -o "$out/guest" -- \
 	"$top/bench/hook-loads.sh" "$rounds" > "$out/guest.log" 2>&1 ||
 	die "the bench guest failed (build/bench/arm64/guest/console.log)"
@@ -88,7 +90,7 @@ if grep -q 'not ok [0-9]* bpfstash_bench' "$log"; then
 fi
 sed -n 's/.*bpfstash_bench: //p' "$log" | tr -d '\r' | awk -f "$top/bench/kv2csv.awk" > "$out/hook.csv"
 say "booting x86-64's bench kernel (build/kernel-bench): the same loadbench"
-make -s -C "$top/bench" TOP="$top" O="$top/build/bench" "$top/build/bench/loadbench"
+make -s -C "$top/bench" TOP="$top" O="$top/build/bench" "$top/build/bench/loadbench" "$top/build/bench/membench"
 "$top/scripts/vm-run" -k bench -q --no-kmemleak -t 1800 -o "$out/guest-x86" -- \
 	"$top/bench/hook-loads.sh" "$rounds" > "$out/guest-x86.log" 2>&1 ||
 	die "the x86-64 bench guest failed (build/bench/arm64/guest-x86/console.log)"
@@ -101,6 +103,8 @@ for g in guest guest-x86; do
 				die "no loadbench figures for $obj (build/bench/arm64/$g/console.log)"
 		done
 	} > "$out/load${g#guest}.csv"
+	cp "$out/$g/memory.csv" "$out/memory${g#guest}.csv" 2> /dev/null ||
+		die "no membench figures (build/bench/arm64/$g/console.log)"
 done
 
 fi
@@ -149,5 +153,28 @@ krounds=$(kfield rounds)
 	echo "traced load: $(awk -F, 'NR > 1 { printf "%s%s %.1f us", n++ ? ", " : "", $1, $11 }' "$out/load.csv"))."
 	echo "x86-64: the same loadbench in x86-64's bench kernel (build/kernel-bench), also under TCG, in the"
 	echo "same run; its hook is the tracepoint's, per traced load, with SHA-NI as TCG emulates it."
+	echo
+	echo "## Entries' memory beyond their content: arm64 beside x86-64 (membench, same run)"
+	echo
+	echo "Memory is not time: these are the bytes the kernels allocated, which TCG does not change."
+	echo "Per entry. content: what an entry's files hold; accounted: the stash's own count (stats"
+	echo "bytes: shared blobs once, allocator sizes); charged: what the mounting memory cgroup was"
+	echo "charged, which it takes in batches of 64 pages per CPU (it means something for hundreds of"
+	echo "entries, and reads 0 or a batch for one or two); overhead: for the entry where it is largest,"
+	echo "what it holds (its own structures and its share of each blob) less its content, negative"
+	echo "when all its blobs are shared."
+	echo
+	echo "| case | entries | content arm64 | content x86-64 | accounted / content arm64 | x86-64 | charged arm64 | charged x86-64 | overhead arm64 | overhead x86-64 |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	awk -F, -v x86="$out/memory-x86.csv" '
+		BEGIN { while ((getline line < x86) > 0) { split(line, f, ","); xc[f[1]] = f[3]; xa[f[1]] = f[4]; xg[f[1]] = f[5]; xo[f[1]] = f[8] } }
+		NR > 1 && ($1 in xc) {
+			printf "| %s | %d | %d B | %d B | %.2fx | %.2fx | %d B | %d B | %d B | %d B |\n",
+				$1, $2, $3, xc[$1], $4 / $3, xa[$1] / xc[$1], $5, xg[$1], $8, xo[$1]
+		}' "$out/memory.csv"
+	echo
+	echo "one: a large program (BTF, 3000 line records); funcs: 256 functions; image: 32768"
+	echo "instructions, no BTF; shared: loads of one object (BTF and infos shared, images not); tiny:"
+	echo "minimal programs, the fixed cost of an entry (bench/membench.c)."
 } > "$out/report.md"
 cat "$out/report.md"

@@ -16,8 +16,13 @@
  * which is every allocation of the store, its tables included: membench
  * mounts from a cgroup of its own and leaves it before loading.
  * "overhead" is, for the entry where it is largest, the memory the entry
- * holds (its "bytes", shared blobs counted whole) less its content: what
- * an entry costs beyond its bytes.
+ * holds (meta's "bytes": its own structures and its share of each blob,
+ * the blob divided among the entries holding it) less its content: what
+ * an entry costs beyond its bytes.  It is negative when every entry shares
+ * its blobs with others (shared, and tiny programs whose code is the
+ * same).  "charged" comes from memory.current, which a memory cgroup
+ * takes in batches of 64 pages per CPU: it means something for hundreds
+ * of entries, and reads 0 or a batch for one or two.
  *
  *   membench [-n N] [--csv] OBJ_DIR
  */
@@ -25,6 +30,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +115,7 @@ static long long content_bytes(int *entries, long long *max_overhead)
 	DIR *d = opendir(STASH_ROOT);
 
 	*entries = 0;
-	*max_overhead = -1;
+	*max_overhead = LLONG_MIN;	/* none known; may end negative */
 	while (d && (de = readdir(d))) {
 		long long own = 0, held;
 		char path[256];
@@ -182,21 +188,25 @@ static void report(const char *what, long long charged0, int csv)
 	int entries;
 	long long content = content_bytes(&entries, &overhead);
 	long long accounted = stat_of("bytes");
+	char ov[32] = "";
 
 	if (!entries)
 		return;
+	/* No entry's meta read: no figure (a CSV's empty field). */
+	if (overhead != LLONG_MIN)
+		snprintf(ov, sizeof(ov), "%lld", overhead);
 	if (csv)
-		printf("%s,%d,%.0f,%.0f,%.0f,%lld,%lld,%lld\n", what, entries,
+		printf("%s,%d,%.0f,%.0f,%.0f,%lld,%lld,%s\n", what, entries,
 		       (double)content / entries, (double)accounted / entries,
 		       (double)ch / entries, stat_of("blobs"),
-		       stat_of("blob_dedup") + stat_of("btf_hash_cached"), overhead);
+		       stat_of("blob_dedup") + stat_of("btf_hash_cached"), ov);
 	else
 		printf("%-7s %6d entries: content %8.0f B/entry, accounted %8.0f B/entry "
 		       "(%.2fx content), charged %8.0f B/entry; %lld blobs, %lld shared; "
-		       "overhead at most %lld B/entry\n",
+		       "overhead at most %s B/entry\n",
 		       what, entries, (double)content / entries, (double)accounted / entries,
 		       (double)accounted / content, (double)ch / entries, stat_of("blobs"),
-		       stat_of("blob_dedup") + stat_of("btf_hash_cached"), overhead);
+		       stat_of("blob_dedup") + stat_of("btf_hash_cached"), ov[0] ? ov : "unknown");
 }
 
 /* Mount from the membench cgroup, which the stash then charges, and leave it. */

@@ -297,8 +297,10 @@ cgroup that mounted the stash was charged, all of the store's allocations
 included.  A memory cgroup takes charges in batches of 64 pages per CPU,
 so "charged" means something only for the cases of hundreds of entries;
 for one or two it reads 0 or a batch.  "overhead" is the most any one
-entry holds beyond its own content (its \`bytes\`, shared blobs counted
-whole, less its files' sizes); the target is 1 KiB.  Beyond that, a blob
+entry holds beyond its own content (its \`bytes\`: its own structures and
+its share of each blob, a blob divided among the entries holding it, less
+its files' sizes; negative when all its blobs are shared); the target is
+1 KiB.  Beyond that, a blob
 held in pieces costs a pointer per 8 KiB piece (0.1%), and its header
 rounds up to a kmalloc bucket: a program of a megabyte of JITed code
 holds about 2 KiB more than its content.
