@@ -9,8 +9,9 @@
  * PERF_RECORD_BPF_EVENT (an id and a tag), a sample in the function, the
  * KSYMBOL's unregister.  The entry's meta names the latest load of its
  * content, so a recording of an earlier load of the same bytes at the same
- * address has another id: inject takes the entry when the tag agrees and
- * no other entry at that address has the function's name and length.
+ * address has another id: inject takes the entry when the tag agrees, its
+ * functions are all the program's KSYMBOLs, and no other entry at that
+ * address has the function's name and length.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,7 +42,8 @@
 struct ctx {
 	char dir[64];
 	struct bpfstash *stash;
-	struct bpfstash_entry *e;	/* a program's entry with one function at least */
+	struct bpfstash_entry *e;	/* a program's entry of one function */
+	struct bpfstash_entry *multi;	/* one of several functions */
 };
 
 /* What the recording says of the program, against its entry. */
@@ -49,6 +51,8 @@ struct rec_opts {
 	uint32_t id_delta;	/* added to meta's prog_id */
 	uint64_t addr_delta;	/* added to the function's address */
 	bool other_tag;		/* a tag with one bit flipped */
+	bool multi;		/* of ctx's multi: a KSYMBOL per function */
+	uint64_t last_delta;	/* ...the last function's address moved */
 };
 
 static int setup(void **state)
@@ -62,19 +66,23 @@ static int setup(void **state)
 	assert_non_null(mkdtemp(c->dir));
 	assert_int_equal(bpfstash_open(FIXTURES "/stash", &c->stash), 0);
 	assert_int_equal(bpfstash_list(c->stash, &names, &n), 0);
-	for (i = 0; i < n && !c->e; i++) {
+	for (i = 0; i < n && (!c->e || !c->multi); i++) {
 		struct bpfstash_entry *e;
 
 		if (bpfstash_entry_load(c->stash, names[i], 0, &e))
 			continue;
-		if (bpfstash_entry_meta(e)->prog_id && !bpfstash_entry_meta(e)->content.image_kind &&
-		    bpfstash_entry_nr_funcs(e) >= 1)
+		if (!bpfstash_entry_meta(e)->prog_id || bpfstash_entry_meta(e)->content.image_kind)
+			bpfstash_entry_free(e);
+		else if (!c->e && bpfstash_entry_nr_funcs(e) == 1)
 			c->e = e;
+		else if (!c->multi && bpfstash_entry_nr_funcs(e) >= 2)
+			c->multi = e;
 		else
 			bpfstash_entry_free(e);
 	}
 	bpfstash_names_free(names);
 	assert_non_null(c->e);
+	assert_non_null(c->multi);
 	*state = c;
 	return 0;
 }
@@ -87,6 +95,7 @@ static int teardown(void **state)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", c->dir);
 	assert_int_equal(system(cmd), 0);
 	bpfstash_entry_free(c->e);
+	bpfstash_entry_free(c->multi);
 	bpfstash_close(c->stash);
 	free(c);
 	return 0;
@@ -94,11 +103,11 @@ static int teardown(void **state)
 
 static void write_recording(const struct ctx *c, const char *path, const struct rec_opts *o)
 {
-	const struct bpfstash_meta *m = bpfstash_entry_meta(c->e);
-	const struct bpfstash_func *f = bpfstash_entry_func(c->e, 0);
+	const struct bpfstash_entry *e = o->multi ? c->multi : c->e;
+	const struct bpfstash_meta *m = bpfstash_entry_meta(e);
+	uint32_t i, n = o->multi ? bpfstash_entry_nr_funcs(e) : 1;
 	struct pd_sid sid = { .pid = 176, .tid = 176, .time = 1000000000, .cpu = 0 };
 	uint8_t tag[BPF_TAG_SIZE];
-	uint64_t addr = f->addr + o->addr_delta;
 	FILE *out = fopen(path, "w+");
 	struct pd pd;
 	int err;
@@ -108,13 +117,30 @@ static void write_recording(const struct ctx *c, const char *path, const struct 
 	if (o->other_tag)
 		tag[3] ^= 0x10;
 	err = pd_begin(&pd, out, false, SAMPLE_TYPE, 1);
-	err = err || pd_ksymbol(&pd, addr, f->len, bpfstash_entry_func_name(c->e, 0), false, &sid);
-	sid.time += 1000;
+	/* As the kernel registers them: the functions, then the program. */
+	for (i = 0; i < n; i++) {
+		const struct bpfstash_func *f = bpfstash_entry_func(e, i);
+		uint64_t addr = f->addr + o->addr_delta + (i == n - 1 ? o->last_delta : 0);
+
+		err = err || pd_ksymbol(&pd, addr, f->len, bpfstash_entry_func_name(e, i), false, &sid);
+		sid.time += 1000;
+	}
 	err = err || pd_bpf_event(&pd, PERF_BPF_EVENT_PROG_LOAD, m->prog_id + o->id_delta, tag, &sid);
-	sid.time += 1000000;
-	err = err || pd_sample(&pd, addr + f->len / 2, &sid, 1, NULL, 0);
-	sid.time += 1000000;
-	err = err || pd_ksymbol(&pd, addr, f->len, bpfstash_entry_func_name(c->e, 0), true, &sid);
+	for (i = 0; i < n; i++) {
+		const struct bpfstash_func *f = bpfstash_entry_func(e, i);
+
+		sid.time += 1000000;
+		sid.pid = sid.tid = 200;
+		err = err || pd_sample(&pd, f->addr + o->addr_delta + f->len / 2, &sid, 1, NULL, 0);
+	}
+	sid.pid = sid.tid = 176;
+	for (i = 0; i < n; i++) {
+		const struct bpfstash_func *f = bpfstash_entry_func(e, i);
+		uint64_t addr = f->addr + o->addr_delta + (i == n - 1 ? o->last_delta : 0);
+
+		sid.time += 1000;
+		err = err || pd_ksymbol(&pd, addr, f->len, bpfstash_entry_func_name(e, i), true, &sid);
+	}
 	err = err || pd_end(&pd);
 	assert_int_equal(err, 0);
 	assert_int_equal(fclose(out), 0);
@@ -217,6 +243,41 @@ static void test_reload_other_tag(void **state)
 		fail_msg("stderr does not say why: %s", err);
 }
 
+/*
+ * A reload of a program of several functions: every one of them, by the
+ * entry whose functions are all the program's KSYMBOLs.
+ */
+static void test_reload_functions(void **state)
+{
+	struct ctx *c = *state;
+	struct rec_opts o = { .id_delta = 100000, .multi = true };
+	long long n = bpfstash_entry_nr_funcs(c->multi);
+	char json[4096], err[4096];
+
+	inject(c, &o, json, sizeof(json), err, sizeof(err));
+	assert_int_equal(field(json, "ksymbols"), n);
+	assert_int_equal(field(json, "injected"), n);
+	assert_int_equal(field(json, "reloaded"), n);
+}
+
+/*
+ * The same instructions at the same main address, but a function that is
+ * not where the entry has it: another load (another layout), whose entry
+ * is gone.  Not the entry's: left alone.
+ */
+static void test_reload_other_layout(void **state)
+{
+	struct ctx *c = *state;
+	struct rec_opts o = { .id_delta = 100000, .multi = true, .last_delta = 0x100000 };
+	long long n = bpfstash_entry_nr_funcs(c->multi);
+	char json[4096], err[4096];
+
+	inject(c, &o, json, sizeof(json), err, sizeof(err));
+	assert_int_equal(field(json, "ksymbols"), n);
+	assert_int_equal(field(json, "injected"), 0);
+	assert_int_equal(field(json, "reloaded"), 0);
+}
+
 /* The same name at an address no entry holds: left alone, and said. */
 static void test_elsewhere(void **state)
 {
@@ -237,6 +298,8 @@ int main(void)
 		cmocka_unit_test(test_same_load),
 		cmocka_unit_test(test_reload),
 		cmocka_unit_test(test_reload_other_tag),
+		cmocka_unit_test(test_reload_functions),
+		cmocka_unit_test(test_reload_other_layout),
 		cmocka_unit_test(test_elsewhere),
 	};
 

@@ -101,6 +101,7 @@ struct pend {
 	size_t len;		/* the record and a payload after it */
 	bool ksym;		/* a BPF KSYMBOL register */
 	bool wait;		/* for the program's BPF_EVENT */
+	bool group;		/* waited for the BPF_EVENT being matched */
 	bool found;
 	bool has_tid;
 	uint32_t tid;
@@ -144,6 +145,12 @@ struct state {
 	struct pend *q;		/* records held */
 	size_t nq, capq, headq;
 	size_t waiting;
+	/*
+	 * The KSYMBOLs a BPF_EVENT is matching (its program's functions, and
+	 * with no thread to tell them apart, others'): [group, group + ngroup)
+	 * of q, those marked group; ngroup is 0 outside prog_loaded().
+	 */
+	size_t group, ngroup;
 
 	struct bpfstash_index *idx[INJECT_MAX_STASHES];
 	struct bpfstash_entry *entry;	/* the last one loaded */
@@ -551,8 +558,9 @@ static struct bpfstash_entry *entry_get(struct state *s, int k, const char *hash
  * and loaded again byte for byte at the same address has one entry, with
  * the second load's id.  A KSYMBOL of the first load is that entry's when
  * there is only one entry at the address with the function's name and
- * length, and its program's tag (its instructions) is the BPF_EVENT's: the
- * same instructions, JITed at the same address to the same length.
+ * length whose every function is one of the program's KSYMBOLs, and its
+ * program's tag (its instructions) is the BPF_EVENT's: the same
+ * instructions, JITed at the same addresses to the same lengths.
  */
 struct reload {
 	int n;			/* distinct entries */
@@ -561,9 +569,53 @@ struct reload {
 	char hash[BPFSTASH_HEX_LEN + 1];
 };
 
-static void reload_add(struct reload *r, int stash, const char *hash, uint32_t func)
+/* A KSYMBOL of the program that the BPF_EVENT being matched is, at @addr, @len long. */
+static bool group_has(const struct state *s, uint64_t addr, uint32_t len)
+{
+	size_t i;
+
+	for (i = s->group; i < s->group + s->ngroup; i++) {
+		const struct pend *p = &s->q[i];
+		const struct ksym_rec *k = (const void *)p->rec;
+
+		if (p->group && k->addr == addr && k->len == len)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Entry @hash of stash @stash is the program's, loaded again since: every
+ * one of its functions is one of the program's KSYMBOLs, same address,
+ * same length.  (Another program of the same instructions loaded at the
+ * same main address has its other functions elsewhere.)
+ */
+static bool reload_layout_ok(struct state *s, int stash, const char *hash)
+{
+	const struct bpfstash_entry *e;
+	uint32_t i, n;
+
+	if (!s->ngroup)
+		return true;
+	e = entry_get(s, stash, hash);
+	if (!e)
+		return false;
+	n = bpfstash_entry_nr_funcs(e);
+	for (i = 0; i < n; i++) {
+		const struct bpfstash_func *f = bpfstash_entry_func(e, i);
+
+		if (!f || !group_has(s, f->addr, f->len))
+			return false;
+	}
+	return true;
+}
+
+static void reload_add(struct state *s, struct reload *r, int stash, const char *hash,
+		       uint32_t func)
 {
 	if (r->n && !strcmp(r->hash, hash))
+		return;
+	if (!reload_layout_ok(s, stash, hash))
 		return;
 	if (!r->n++) {
 		r->stash = stash;
@@ -654,7 +706,7 @@ again:
 					next_func = cd->func;
 				}
 				if (prog_id && cd->prog_id != prog_id) {
-					reload_add(&reload, i, cd->hash, cd->func);
+					reload_add(s, &reload, i, cd->hash, cd->func);
 					continue;
 				}
 				if (!cd->at_time)
@@ -709,7 +761,7 @@ again:
 				if (!f || f->addr != k->addr)
 					continue;
 				if (cd->prog_id != prog_id) {
-					reload_add(&reload, i, cd->hash, cd->func);
+					reload_add(s, &reload, i, cd->hash, cd->func);
 					continue;
 				}
 				n = 1;
@@ -928,6 +980,13 @@ static void prog_loaded(struct state *s, const struct bpf_ev_rec *b,
 {
 	size_t i;
 
+	s->group = s->headq;
+	s->ngroup = s->nq - s->headq;
+	for (i = s->headq; i < s->nq; i++) {
+		struct pend *p = &s->q[i];
+
+		p->group = p->wait && !(ev->has_tid && p->has_tid && ev->tid != p->tid);
+	}
 	for (i = s->headq; i < s->nq && s->waiting; i++) {
 		struct pend *p = &s->q[i];
 
@@ -938,6 +997,9 @@ static void prog_loaded(struct state *s, const struct bpf_ev_rec *b,
 		if (!p->wait)
 			s->waiting--;
 	}
+	for (i = s->headq; i < s->nq; i++)
+		s->q[i].group = false;
+	s->ngroup = 0;
 }
 
 /* One record of the data section (or the stream), whole, at @rec. */
